@@ -1,0 +1,109 @@
+#pragma once
+/// \file The wheel on the tipping table (IFToMM benchmark), general form of PHYSICS.md §1.
+/// A parameter struct plus free functions; every function is a template on the scalar type so that
+/// the same code serves double, automatic differentiation and complex-step differentiation.
+///
+/// State x, dim 4: [theta1 rad, theta2 rad, omega1 rad/s, omega2 rad/s].
+/// theta1: table angle from level; theta2: absolute wheel rotation. Both zero with the table level
+/// and the wheel at the table centre. Contact position along the table s = r (theta1 - theta2).
+#include <cmath>
+#include <optional>
+
+namespace rollsim::tipping_table {
+
+/// Physical parameters; the defaults are the IFToMM benchmark (uniform disk wheel, thin square plate table).
+struct Params {
+  double wheel_mass = 1.0;            ///< m_w [kg]
+  double wheel_radius = 0.25;         ///< r [m]
+  double wheel_inertia = 0.03125;     ///< J_w about the wheel centre [kg m^2] (1/2 m r^2)
+  double table_mass = 1.0;            ///< [kg]; enters only through table_inertia
+  double table_length = 1.0;          ///< l [m]
+  double table_inertia = 1.0 / 12.0;  ///< I_t about the pivot [kg m^2] (1/12 m l^2)
+  double gravity = 9.81;              ///< g [m/s^2]
+  double table_torque = 0.0;          ///< constant torque on the table [N m], positive increases theta1
+  std::optional<double> friction_coefficient;  ///< mu [-]; only the slip_onset witness uses it
+};
+
+inline constexpr int kStates = 4;
+
+/// Contact position along the table, s = r (theta1 - theta2) [m].
+template <class S>
+S contact_position(const Params& p, const S* x) {
+  return p.wheel_radius * (x[0] - x[1]);
+}
+
+/// Kinetic energy T [J].
+template <class S>
+S kinetic_energy(const Params& p, const S* x) {
+  const S s = contact_position(p, x);
+  const double r = p.wheel_radius;
+  return 0.5 * p.table_inertia * x[2] * x[2] + 0.5 * p.wheel_inertia * x[3] * x[3] +
+         0.5 * p.wheel_mass * (r * r * x[3] * x[3] + s * s * x[2] * x[2]);
+}
+
+/// Potential energy V [J], zero with the wheel centre at the pivot's height.
+template <class S>
+S potential_energy(const Params& p, const S* x) {
+  using std::cos;
+  using std::sin;
+  const S s = contact_position(p, x);
+  return p.wheel_mass * p.gravity * (s * sin(x[0]) + p.wheel_radius * cos(x[0]));
+}
+
+/// Accelerations from Lagrange's equations of T and V with generalized force (table_torque, 0):
+///   (I_t + m s^2) th1'' + m s r (th1'^2 - 2 th1' th2') + m g s cos th1 = tau
+///   (J_w + m r^2) th2'' + m s r th1'^2 - m g r sin th1 = 0
+/// The mass matrix is diagonal in these coordinates.
+template <class S>
+void accelerations(const Params& p, const S* x, S tau, S* acc) {
+  using std::cos;
+  using std::sin;
+  const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
+  const S s = contact_position(p, x);
+  const S w1 = x[2], w2 = x[3];
+  const S m11 = p.table_inertia + m * s * s;
+  const double m22 = p.wheel_inertia + m * r * r;
+  acc[0] = (tau - m * s * r * (w1 * w1 - 2.0 * w1 * w2) - m * g * s * cos(x[0])) / m11;
+  acc[1] = (m * g * r * sin(x[0]) - m * s * r * w1 * w1) / m22;
+}
+
+/// Right-hand side x' = f(x, tau). \param tau table torque [N m] (the model input).
+template <class S>
+void rhs(const Params& p, const S* x, S tau, S* xdot) {
+  S acc[2];
+  accelerations(p, x, tau, acc);
+  xdot[0] = x[2];
+  xdot[1] = x[3];
+  xdot[2] = acc[0];
+  xdot[3] = acc[1];
+}
+
+/// Contact force on the wheel from the table: normal N (along the table normal e2) and tangential T_c
+/// (along e1, towards increasing s), both [N], from m_w p'' = F - m_w g y.
+template <class S>
+void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential) {
+  using std::cos;
+  using std::sin;
+  S acc[2];
+  accelerations(p, x, tau, acc);
+  const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
+  const S s = contact_position(p, x);
+  const S sd = r * (x[2] - x[3]);
+  const S sdd = r * (acc[0] - acc[1]);
+  const S w1 = x[2];
+  normal = m * (2.0 * sd * w1 + s * acc[0] - r * w1 * w1) + m * g * cos(x[0]);
+  tangential = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sin(x[0]);
+}
+
+/// Position of the wheel centre in the fixed frame (x right, y up) [m], origin at the pivot.
+template <class S>
+void wheel_centre(const Params& p, const S* x, S& px, S& py) {
+  using std::cos;
+  using std::sin;
+  const S s = contact_position(p, x);
+  const double r = p.wheel_radius;
+  px = s * cos(x[0]) - r * sin(x[0]);
+  py = s * sin(x[0]) + r * cos(x[0]);
+}
+
+}  // namespace rollsim::tipping_table
