@@ -1,0 +1,88 @@
+#pragma once
+/// \file The interface every simulated model presents to the simulate loop: states, outputs, modes,
+/// named witness functions with a direction, and what happens at an event.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rollsim/core/signal.hpp"
+
+namespace rollsim {
+
+/// A named, signed, smooth event function. CVODE's root direction: +1 rising, -1 falling, 0 both.
+struct Witness {
+  std::string name;
+  int direction = 0;
+  bool terminal = false;  ///< the scenario's choice: stop the run, or only record the event
+};
+
+/// What an event handler decided.
+struct EventOutcome {
+  std::string kind;       ///< the event's name in /events/kind
+  int new_mode = 0;
+  bool terminal = false;
+  bool state_changed = false;  ///< the handler projected or reset the state: the integrator restarts
+  std::map<std::string, double> extra;  ///< further values to log (e.g. sigma_plus, residual)
+};
+
+/// A key/value found by a run, written to /summary and printed.
+struct SummaryItem {
+  std::string key;
+  double number = 0;
+  std::string text;  ///< used instead of number when not empty
+  std::string unit;
+  std::string label;  ///< for the terminal
+  bool is_integer = false;
+};
+
+/// Accumulates a model's summary from the samples, the steps and the events of one run.
+class Summarizer {
+ public:
+  virtual ~Summarizer() = default;
+  /// Every sample and every internal step: the state x and the outputs y.
+  virtual void on_point(double t, const double* x, const double* y, int mode) = 0;
+  virtual void on_event(double /*t*/, const std::string& /*kind*/, int /*mode_before*/, int /*mode_after*/,
+                        const double* /*x*/) {}
+  virtual std::vector<SummaryItem> items() const = 0;
+};
+
+/// The formulation a system needs from the integrator.
+enum class Formulation { Ode, Dae };
+
+/// A hybrid system: x' = f(t, x, mode) with mode-dependent witnesses (ODE); or F(t, x, x') = 0 (DAE).
+class HybridSystem {
+ public:
+  virtual ~HybridSystem() = default;
+  virtual std::string model_name() const = 0;
+  virtual Formulation formulation() const { return Formulation::Ode; }
+  virtual const Signals& states() const = 0;
+  virtual const Signals& outputs() const = 0;
+  std::size_t size() const { return states().size(); }
+  /// Modes: a system without modes uses only mode 0.
+  virtual bool has_modes() const { return false; }
+  virtual std::string mode_name(int mode) const { return std::to_string(mode); }
+  virtual int initial_mode(const double* /*x0*/) const { return 0; }
+  virtual void initial_state(double* x0) const = 0;
+
+  /// ODE right-hand side. \param x state, dim size(); \param xdot out, dim size().
+  virtual void rhs(double t, const double* x, int mode, double* xdot) const = 0;
+  /// Optional dense Jacobian J[i + n*j] = d f_i / d x_j (column-major). Returns false if not provided.
+  virtual bool jacobian(double /*t*/, const double* /*x*/, int /*mode*/, double* /*J*/) const { return false; }
+
+  /// The witnesses active in a mode, and their values.
+  virtual std::vector<Witness> witnesses(int mode) const = 0;
+  virtual void witness_values(double t, const double* x, int mode, double* g) const = 0;
+  /// Handle witness `index` reaching zero at t (the state may be projected in place).
+  virtual EventOutcome on_event(double t, double* x, int mode, int index, int crossing_direction) const = 0;
+
+  /// Output signals at a state. \param y out, dim outputs().size().
+  virtual void compute_outputs(double t, const double* x, int mode, double* y) const = 0;
+  virtual std::unique_ptr<Summarizer> make_summarizer() const = 0;
+  /// Names of the extra values the event handler logs (EventOutcome::extra), as /events columns.
+  virtual std::vector<std::string> event_extras() const { return {}; }
+  /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
+  virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
+};
+
+}  // namespace rollsim

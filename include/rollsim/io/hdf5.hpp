@@ -1,0 +1,89 @@
+#pragma once
+/// \file Move-only RAII handles over the HDF5 C API, and the few writes rollsim needs: scalar and string
+/// attributes, 1-D and 2-D datasets, and growing 1-D columns appended in blocks.
+#include <hdf5.h>
+
+#include <string>
+#include <vector>
+
+namespace rollsim::h5 {
+
+/// An owned hid_t, closed with the right H5*close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer, const char* what);
+  Handle(Handle&& o) noexcept : id_(o.id_), closer_(o.closer_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+  void reset();
+
+ private:
+  hid_t id_ = -1;
+  Closer closer_ = nullptr;
+};
+
+/// Throws IoError naming `what` and the HDF5 error stack if status < 0.
+void check(herr_t status, const std::string& what);
+
+Handle create_file(const std::string& path);  ///< truncates
+Handle open_file_readonly(const std::string& path);
+Handle create_group(hid_t parent, const std::string& name);
+Handle open_group(hid_t parent, const std::string& name);
+bool exists(hid_t parent, const std::string& path);
+
+void write_attr(hid_t obj, const std::string& name, double v);
+void write_attr(hid_t obj, const std::string& name, long long v);
+void write_attr(hid_t obj, const std::string& name, const std::string& v);
+void write_attr(hid_t obj, const std::string& name, const char* v);
+
+/// A fixed 1-D double dataset with unit and description attributes.
+void write_vector(hid_t parent, const std::string& name, const std::vector<double>& v, const std::string& unit = "",
+                  const std::string& description = "");
+void write_ints(hid_t parent, const std::string& name, const std::vector<long long>& v, const std::string& description = "");
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v,
+                   const std::string& description = "");
+/// A 2-D dataset, row-major: data[i * cols + j] is element (i, j); h5py reads shape (rows, cols).
+void write_matrix(hid_t parent, const std::string& name, const std::vector<double>& data, std::size_t rows,
+                  std::size_t cols, const std::string& description = "");
+
+/// Reading back (tests, the sweep merger).
+std::vector<double> read_vector(hid_t parent, const std::string& name);
+std::string read_attr_string(hid_t obj, const std::string& name);
+double read_attr_double(hid_t obj, const std::string& name);
+
+/// The element type of a growing column.
+enum class ColumnType { Float64, Int8, Int32, String };
+
+/// A table of growing 1-D columns in one group, chunked, shuffled and deflated, appended in whole blocks
+/// so that memory stays flat however long the run.
+class Table {
+ public:
+  struct Column {
+    std::string name, unit, description;
+    ColumnType type = ColumnType::Float64;
+  };
+  Table(hid_t parent, const std::string& group, std::vector<Column> columns, std::size_t block = 4096);
+  Table(Table&&) = default;
+  ~Table();
+  /// Append one row; `numbers` holds the numeric columns in order, `strings` the string columns in order.
+  void append(const double* numbers, const std::vector<std::string>& strings = {});
+  void flush();
+  std::size_t rows() const { return rows_; }
+  hid_t group() const { return group_.get(); }
+
+ private:
+  std::vector<Column> columns_;
+  Handle group_;
+  std::vector<Handle> datasets_;
+  std::vector<std::vector<double>> num_buf_;
+  std::vector<std::vector<std::string>> str_buf_;
+  std::size_t block_, rows_ = 0, buffered_ = 0;
+};
+
+}  // namespace rollsim::h5

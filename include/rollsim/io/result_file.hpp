@@ -1,0 +1,61 @@
+#pragma once
+/// \file A result file: written as NAME.tmp, renamed to NAME when closed. The root attribute `completed`
+/// is 1 only for a run that finished; a failed or interrupted run keeps its data with completed = 0.
+#include <memory>
+#include <string>
+
+#include "rollsim/io/hdf5.hpp"
+#include "rollsim/solve/observer.hpp"
+
+namespace rollsim {
+
+struct Provenance {
+  std::string command_line;
+  std::string scenario_text;
+  std::string scenario_resolved;
+  std::string scenario_path;
+  std::string model;
+  std::string title;
+};
+
+class ResultFile {
+ public:
+  /// Creates `path`.tmp and writes the provenance. Throws IoError.
+  ResultFile(const std::string& path, const Provenance& prov);
+  ~ResultFile();
+  ResultFile(const ResultFile&) = delete;
+  ResultFile& operator=(const ResultFile&) = delete;
+  hid_t root() const { return file_.get(); }
+  const std::string& path() const { return path_; }
+  /// Write `completed` and `status`, close, and rename NAME.tmp to NAME. Throws IoError.
+  void close(bool completed, const std::string& status);
+  /// Close without renaming and delete the temporary file (used when nothing useful was written).
+  void discard();
+
+ private:
+  std::string path_, tmp_;
+  h5::Handle file_;
+  bool closed_ = false;
+};
+
+/// Writes /trajectory, /events, /summary and /solver of one run into a result file.
+class TrajectoryWriter final : public Observer {
+ public:
+  explicit TrajectoryWriter(ResultFile& file) : file_(file) {}
+  void on_start(const RunInfo& info) override;
+  void on_sample(double t, const double* x, const double* y, int mode) override;
+  void on_event(const EventRecord& ev) override;
+  void on_finish(const RunResult& res) override;
+
+ private:
+  ResultFile& file_;
+  const HybridSystem* sys_ = nullptr;
+  std::unique_ptr<h5::Table> traj_, events_;
+  std::vector<double> row_;
+  std::vector<std::string> extras_;
+};
+
+/// Writes a run's summary items as attributes of `group`, and the solver statistics as attributes of /solver.
+void write_summary(hid_t root, const RunResult& res);
+
+}  // namespace rollsim

@@ -1,0 +1,31 @@
+#pragma once
+/// \file The wheel on the tipping table as a runnable system (ODE formulation), and its scenario keys.
+#include <memory>
+
+#include "rollsim/hybrid/system.hpp"
+#include "rollsim/models/registry.hpp"
+#include "rollsim/models/tipping_table.hpp"
+
+namespace rollsim::tipping_table {
+
+/// What the run does at each event.
+struct EventActions {
+  bool stop_at_edge = true;
+  bool stop_at_lift_off = true;
+  bool stop_at_slip_onset = false;
+};
+
+/// Parameters and initial state read from a validated scenario (throws InputError on inconsistent values).
+Params params_from(const Scenario& sc);
+void initial_from(const Scenario& sc, const Params& p, double* x0);
+EventActions actions_from(const Scenario& sc);
+
+/// The system, in the minimal coordinates of (1.3)-(1.4).
+std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions);
+
+/// The conserved quantity T + V - tau theta1 [J] (the torque's work is counted).
+double energy_with_input(const Params& p, const double* x);
+
+ModelEntry model_entry();
+
+}  // namespace rollsim::tipping_table

@@ -1,0 +1,78 @@
+#pragma once
+/// \file Scenarios: a TOML file (plus command-line overrides) checked against a schema of keys.
+/// Every value keeps its origin (file:line:column, or the override that set it) for error messages.
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim {
+
+/// A scalar scenario value.
+using Value = std::variant<double, long long, bool, std::string>;
+std::string to_string(const Value& v);
+
+/// What a key may hold.
+enum class Kind { Real, Integer, Boolean, String, RealList };
+
+/// One key of a schema: its dotted path, type, default, allowed range or choices, unit and meaning.
+struct KeySpec {
+  std::string path;          ///< dotted, e.g. "parameters.wheel_mass"
+  Kind kind = Kind::Real;
+  std::optional<Value> def;  ///< no default and not required: the key is optional
+  bool required = false;
+  double lo = -1e308, hi = 1e308;  ///< allowed range for numbers
+  bool lo_open = false, hi_open = false;
+  std::vector<std::string> choices;  ///< allowed strings
+  std::string unit, description;
+  std::string range_text() const;    ///< e.g. "(0, inf)" or one of "bdf", "adams"
+};
+
+/// A validated scenario: every schema key resolved to a value (given, or its default).
+class Scenario {
+ public:
+  std::string path;  ///< the file it came from
+  std::string text;  ///< the exact input text
+  std::string model;
+  std::vector<std::string> overrides;  ///< "key=value" as given on the command line
+  /// Free-form tables that the schema does not describe key by key (e.g. [sweep]), as raw TOML text.
+  std::map<std::string, std::string> raw_tables;
+
+  bool has(const std::string& key) const;
+  double real(const std::string& key) const;
+  long long integer(const std::string& key) const;
+  bool boolean(const std::string& key) const;
+  const std::string& string(const std::string& key) const;
+  std::optional<double> optional_real(const std::string& key) const;
+  std::vector<double> real_list(const std::string& key) const;
+  Origin origin(const std::string& key) const;  ///< where the key was set (the file, if defaulted)
+  bool is_default(const std::string& key) const;
+  /// Throws an InputError at the key's origin.
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+  /// Every resolved key, "key = value" per line, sorted.
+  std::string resolved_text() const;
+
+  struct Entry {
+    Value value;
+    std::vector<double> list;
+    Origin origin;
+    bool defaulted = false;
+  };
+  std::map<std::string, Entry> values;
+  std::vector<KeySpec> schema;
+};
+
+/// Parse and validate a scenario file with overrides ("dotted.key=value"). Throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Same, from text already in memory (`path` names it in messages).
+Scenario load_scenario_text(const std::string& text, const std::string& path,
+                            const std::vector<std::string>& overrides = {});
+
+/// The closest candidate by edit distance, or "" if none is close.
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace rollsim

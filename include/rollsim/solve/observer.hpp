@@ -1,0 +1,57 @@
+#pragma once
+/// \file One observer interface for all output: the HDF5 writer, the progress bar, the terminal summary
+/// and test recorders all receive the same calls from the simulate loop.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rollsim/hybrid/system.hpp"
+
+namespace rollsim {
+
+struct RunInfo {
+  const HybridSystem* system = nullptr;
+  double t0 = 0, t_end = 0;
+};
+
+struct EventRecord {
+  double t = 0;
+  std::string kind;
+  int mode_before = 0, mode_after = 0;
+  bool terminal = false;
+  std::vector<double> x;  ///< the state after the event handler (projected, if it projects)
+  std::map<std::string, double> extra;
+};
+
+/// Solver work, by name (n_steps, n_rhs_evals, ...).
+struct SolverStats {
+  std::string method;
+  double rtol = 0, atol = 0;
+  std::vector<std::pair<std::string, long>> counts;
+  long get(const std::string& name) const;
+};
+
+struct RunResult {
+  std::string status = "ok";       ///< ok | solver_failure | interrupted | io_failure
+  std::string termination;         ///< t_end, or the name of the terminal event, or the failure
+  std::string message;             ///< the failure message, if any
+  double t_final = 0;
+  int final_mode = 0;
+  std::vector<double> x_final;
+  std::size_t n_samples = 0, n_events = 0;
+  SolverStats stats;
+  std::vector<SummaryItem> summary;
+  bool completed() const { return status == "ok"; }
+};
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_start(const RunInfo&) {}
+  /// A sample: t, the state and the outputs.
+  virtual void on_sample(double t, const double* x, const double* y, int mode) = 0;
+  virtual void on_event(const EventRecord&) {}
+  virtual void on_finish(const RunResult&) {}
+};
+
+}  // namespace rollsim

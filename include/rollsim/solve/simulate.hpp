@@ -1,0 +1,36 @@
+#pragma once
+/// \file The event loop: integrate, sample on a fixed grid from dense output, locate witnesses, let the
+/// system handle each event, restart when the mode or the state changed, and tell the observers.
+#include <atomic>
+#include <vector>
+
+#include "rollsim/hybrid/system.hpp"
+#include "rollsim/solve/integrator.hpp"
+#include "rollsim/solve/observer.hpp"
+
+namespace rollsim {
+
+struct SimulationOptions {
+  double t0 = 0;
+  double t_end = 1;
+  double output_dt = 0.01;  ///< sample spacing; samples at t0 + k output_dt, plus event instants and t_final
+  SolverOptions solver;
+  long max_events = 1000000;  ///< a run stops with an error past this many events (a guard against Zeno)
+};
+
+/// Set by a SIGINT/SIGTERM handler: the loop ends at the next step and keeps its data.
+std::atomic<bool>& interrupt_flag();
+
+/// Run one simulation. Solver failures and interrupts do not throw: they come back in the result (status,
+/// message), after on_finish has been called, so that observers keep what was computed. Errors raised by
+/// observers (I/O) propagate.
+RunResult simulate(const HybridSystem& system, const SimulationOptions& options,
+                   const std::vector<Observer*>& observers);
+
+}  // namespace rollsim
+
+namespace rollsim {
+class Scenario;
+/// The [simulation] and [solver] keys of a validated scenario.
+SimulationOptions simulation_options(const Scenario& sc);
+}  // namespace rollsim

@@ -1,0 +1,76 @@
+#include "common.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/models/registry.hpp"
+
+namespace rollsim::cli {
+
+std::string& command_line() {
+  static std::string s;
+  return s;
+}
+
+std::string output_path(const Scenario& sc, const std::string& dash_o, const std::string& suffix) {
+  namespace fs = std::filesystem;
+  std::string path = dash_o;
+  Origin where{"-o " + dash_o, 0, 0};
+  if (path.empty() && sc.has("output.file") && !sc.string("output.file").empty()) {
+    path = sc.string("output.file");
+    where = sc.origin("output.file");
+    // A relative path in a scenario file is taken relative to the working directory, like -o.
+  }
+  if (path.empty()) {
+    path = fs::path(sc.path).stem().string() + suffix + ".h5";
+    where = Origin{sc.path, 0, 0};
+  }
+  fs::path p(path);
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) throw InputError(where, "the output path '" + path + "' is a directory");
+  if (!fs::is_directory(dir, ec))
+    throw InputError(where, "the output directory '" + dir.string() + "' does not exist");
+  if (access(dir.c_str(), W_OK) != 0)
+    throw InputError(where, "the output directory '" + dir.string() + "' is not writable");
+  return path;
+}
+
+Provenance provenance(const Scenario& sc) {
+  Provenance p;
+  p.command_line = command_line();
+  p.scenario_text = sc.text;
+  p.scenario_resolved = sc.resolved_text();
+  p.scenario_path = sc.path;
+  p.model = sc.model;
+  p.title = sc.has("title") ? sc.string("title") : "";
+  return p;
+}
+
+void print_summary(const RunResult& res, const std::string& out_path) {
+  std::printf("termination      %s at t = %.10g s\n", res.termination.c_str(), res.t_final);
+  if (!res.message.empty()) std::printf("message          %s\n", res.message.c_str());
+  for (const auto& it : res.summary) {
+    const std::string label = it.label.empty() ? it.key : it.label;
+    if (!it.text.empty())
+      std::printf("%-40s %s\n", label.c_str(), it.text.c_str());
+    else if (it.is_integer)
+      std::printf("%-40s %lld\n", label.c_str(), static_cast<long long>(std::llround(it.number)));
+    else if (std::isnan(it.number))
+      std::printf("%-40s -\n", label.c_str());
+    else
+      std::printf("%-40s %.6e %s\n", label.c_str(), it.number, it.unit == "1" ? "" : it.unit.c_str());
+  }
+  std::printf("solver           %s, rtol %.1e, atol %.1e\n", res.stats.method.c_str(), res.stats.rtol, res.stats.atol);
+  std::printf("solver work     ");
+  for (const auto& [k, v] : res.stats.counts) std::printf(" %s %ld", k.c_str(), v);
+  std::printf("\nsamples %zu, events %zu\n", res.n_samples, res.n_events);
+  if (!out_path.empty())
+    std::printf("%s %s\n", res.completed() ? "wrote" : "kept partial results (completed = 0) in", out_path.c_str());
+}
+
+}  // namespace rollsim::cli

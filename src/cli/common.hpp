@@ -1,0 +1,29 @@
+#pragma once
+// Helpers the command-line commands share: scenario loading with overrides, output paths, printing.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "rollsim/io/result_file.hpp"
+#include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/observer.hpp"
+
+namespace rollsim::cli {
+
+/// The whole command line, for provenance.
+std::string& command_line();
+
+/// The result file to write: -o if given, else output.file, else the scenario's stem + suffix + ".h5".
+/// Checks that its directory exists and is writable (InputError at the key's origin otherwise).
+std::string output_path(const Scenario& sc, const std::string& dash_o, const std::string& suffix = "");
+
+Provenance provenance(const Scenario& sc);
+
+/// Print a run's summary and solver work to stdout.
+void print_summary(const RunResult& res, const std::string& out_path);
+
+/// Each command registers itself and returns nothing; errors propagate as rollsim exceptions.
+void add_run_command(CLI::App& app);
+
+}  // namespace rollsim::cli

@@ -1,0 +1,48 @@
+// The rollsim command line: a thin layer that wires the library's pieces together and maps errors to exit codes.
+#include <csignal>
+#include <cstdio>
+
+#include "common.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/core/version.hpp"
+#include "rollsim/solve/simulate.hpp"
+
+namespace {
+
+void on_signal(int) { rollsim::interrupt_flag().store(true); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rollsim;
+  for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  CLI::App app{"rollsim: nonlinear time-domain simulation of rolling and sliding contact"};
+  app.set_version_flag("--version", std::string("rollsim ") + kSoftwareVersion + " (" + kGitHash + ")");
+  app.require_subcommand(1);
+  cli::add_run_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's own exit code
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitInput;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "rollsim: error: %s\n", e.what());
+    return kExitInput;
+  } catch (const SolverError& e) {
+    std::fprintf(stderr, "rollsim: solver failure: %s\n", e.what());
+    return kExitSolver;
+  } catch (const IoError& e) {
+    std::fprintf(stderr, "rollsim: I/O error: %s\n", e.what());
+    return kExitIo;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rollsim: internal error: %s\n", e.what());
+    return kExitFailure;
+  }
+  return 0;
+}

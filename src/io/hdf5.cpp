@@ -1,0 +1,276 @@
+#include "rollsim/io/hdf5.hpp"
+
+#include <cstring>
+#include <mutex>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim::h5 {
+
+namespace {
+
+std::once_flag g_quiet_once;
+
+/// HDF5 prints its error stack by default; rollsim reports errors itself.
+void quiet() {
+  std::call_once(g_quiet_once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+herr_t collect(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n < 3 && err->desc) *out += std::string(n ? "; " : "") + err->desc;
+  return 0;
+}
+
+std::string error_stack() {
+  std::string s;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &s);
+  H5Eclear2(H5E_DEFAULT);
+  return s;
+}
+
+Handle utf8_string_type() {
+  Handle t(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
+  check(H5Tset_size(t.get(), H5T_VARIABLE), "H5Tset_size");
+  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
+  return t;
+}
+
+Handle scalar_space() { return Handle(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate"); }
+
+Handle simple_space(std::size_t n) {
+  hsize_t dims[1] = {n};
+  return Handle(H5Screate_simple(1, dims, nullptr), H5Sclose, "H5Screate_simple");
+}
+
+void remove_attr_if_exists(hid_t obj, const std::string& name) {
+  const htri_t e = H5Aexists(obj, name.c_str());
+  check(e, "H5Aexists " + name);
+  if (e > 0) check(H5Adelete(obj, name.c_str()), "H5Adelete " + name);
+}
+
+void write_attr_typed(hid_t obj, const std::string& name, hid_t type, const void* value) {
+  remove_attr_if_exists(obj, name);
+  Handle space = scalar_space();
+  Handle a(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "H5Acreate2");
+  check(H5Awrite(a.get(), type, value), "H5Awrite " + name);
+}
+
+void describe(hid_t ds, const std::string& unit, const std::string& description) {
+  if (!unit.empty()) write_attr(ds, "unit", unit);
+  if (!description.empty()) write_attr(ds, "description", description);
+}
+
+}  // namespace
+
+Handle::Handle(hid_t id, Closer closer, const char* what) : id_(id), closer_(closer) {
+  quiet();
+  if (id < 0) throw IoError(std::string(what) + " failed: " + error_stack());
+}
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = o.id_;
+    closer_ = o.closer_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (id_ >= 0 && closer_) closer_(id_);
+  id_ = -1;
+}
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw IoError(what + " failed: " + error_stack());
+}
+
+Handle create_file(const std::string& path) {
+  quiet();
+  return Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                ("creating HDF5 file " + path).c_str());
+}
+
+Handle open_file_readonly(const std::string& path) {
+  quiet();
+  return Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, ("opening HDF5 file " + path).c_str());
+}
+
+Handle create_group(hid_t parent, const std::string& name) {
+  return Handle(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                ("creating group " + name).c_str());
+}
+
+Handle open_group(hid_t parent, const std::string& name) {
+  return Handle(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), H5Gclose, ("opening group " + name).c_str());
+}
+
+bool exists(hid_t parent, const std::string& path) {
+  quiet();
+  const htri_t e = H5Lexists(parent, path.c_str(), H5P_DEFAULT);
+  H5Eclear2(H5E_DEFAULT);
+  return e > 0;
+}
+
+void write_attr(hid_t obj, const std::string& name, double v) { write_attr_typed(obj, name, H5T_NATIVE_DOUBLE, &v); }
+void write_attr(hid_t obj, const std::string& name, long long v) { write_attr_typed(obj, name, H5T_NATIVE_LLONG, &v); }
+void write_attr(hid_t obj, const std::string& name, const char* v) { write_attr(obj, name, std::string(v)); }
+void write_attr(hid_t obj, const std::string& name, const std::string& v) {
+  Handle t = utf8_string_type();
+  const char* p = v.c_str();
+  write_attr_typed(obj, name, t.get(), &p);
+}
+
+void write_vector(hid_t parent, const std::string& name, const std::vector<double>& v, const std::string& unit,
+                  const std::string& description) {
+  Handle space = simple_space(v.size());
+  Handle ds(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose, ("creating dataset " + name).c_str());
+  if (!v.empty()) check(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "H5Dwrite " + name);
+  describe(ds.get(), unit, description);
+}
+
+void write_ints(hid_t parent, const std::string& name, const std::vector<long long>& v, const std::string& description) {
+  Handle space = simple_space(v.size());
+  Handle ds(H5Dcreate2(parent, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose, ("creating dataset " + name).c_str());
+  if (!v.empty()) check(H5Dwrite(ds.get(), H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "H5Dwrite " + name);
+  describe(ds.get(), "", description);
+}
+
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v,
+                   const std::string& description) {
+  Handle t = utf8_string_type();
+  Handle space = simple_space(v.size());
+  Handle ds(H5Dcreate2(parent, name.c_str(), t.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+            ("creating dataset " + name).c_str());
+  std::vector<const char*> ptrs;
+  for (const auto& s : v) ptrs.push_back(s.c_str());
+  if (!v.empty()) check(H5Dwrite(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dwrite " + name);
+  describe(ds.get(), "", description);
+}
+
+void write_matrix(hid_t parent, const std::string& name, const std::vector<double>& data, std::size_t rows,
+                  std::size_t cols, const std::string& description) {
+  hsize_t dims[2] = {rows, cols};
+  Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
+  Handle ds(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Dclose, ("creating dataset " + name).c_str());
+  if (rows * cols)
+    check(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite " + name);
+  describe(ds.get(), "", description);
+}
+
+std::vector<double> read_vector(hid_t parent, const std::string& name) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, ("opening dataset " + name).c_str());
+  Handle space(H5Dget_space(ds.get()), H5Sclose, "H5Dget_space");
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<double> v(static_cast<std::size_t>(n));
+  if (n > 0) check(H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "H5Dread " + name);
+  return v;
+}
+
+std::string read_attr_string(hid_t obj, const std::string& name) {
+  Handle a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose, ("opening attribute " + name).c_str());
+  Handle t = utf8_string_type();
+  char* p = nullptr;
+  check(H5Aread(a.get(), t.get(), &p), "H5Aread " + name);
+  std::string s = p ? p : "";
+  Handle space = scalar_space();
+  H5Dvlen_reclaim(t.get(), space.get(), H5P_DEFAULT, &p);
+  return s;
+}
+
+double read_attr_double(hid_t obj, const std::string& name) {
+  Handle a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose, ("opening attribute " + name).c_str());
+  double v = 0;
+  check(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v), "H5Aread " + name);
+  return v;
+}
+
+Table::Table(hid_t parent, const std::string& group, std::vector<Column> columns, std::size_t block)
+    : columns_(std::move(columns)), block_(block) {
+  group_ = exists(parent, group) ? open_group(parent, group) : create_group(parent, group);
+  Handle str_type = utf8_string_type();
+  for (const auto& c : columns_) {
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {block_};
+    Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose, "H5Screate_simple");
+    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+    check(H5Pset_chunk(dcpl.get(), 1, chunk), "H5Pset_chunk");
+    if (c.type != ColumnType::String) {
+      check(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
+      check(H5Pset_deflate(dcpl.get(), 1), "H5Pset_deflate");
+    }
+    hid_t type = c.type == ColumnType::Float64 ? H5T_IEEE_F64LE
+                 : c.type == ColumnType::Int8  ? H5T_STD_I8LE
+                 : c.type == ColumnType::Int32 ? H5T_STD_I32LE
+                                               : str_type.get();
+    Handle ds(H5Dcreate2(group_.get(), c.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,
+              ("creating dataset " + group + "/" + c.name).c_str());
+    describe(ds.get(), c.unit, c.description);
+    datasets_.push_back(std::move(ds));
+    if (c.type == ColumnType::String) {
+      str_buf_.emplace_back();
+      str_buf_.back().reserve(block_);
+    } else {
+      num_buf_.emplace_back();
+      num_buf_.back().reserve(block_);
+    }
+  }
+}
+
+Table::~Table() {
+  try {
+    flush();
+  } catch (...) {
+    // A destructor must not throw; writers call flush() explicitly to see errors.
+  }
+}
+
+void Table::append(const double* numbers, const std::vector<std::string>& strings) {
+  for (std::size_t i = 0; i < num_buf_.size(); ++i) num_buf_[i].push_back(numbers[i]);
+  for (std::size_t i = 0; i < str_buf_.size(); ++i) str_buf_[i].push_back(i < strings.size() ? strings[i] : "");
+  if (++buffered_ >= block_) flush();
+}
+
+void Table::flush() {
+  if (buffered_ == 0) return;
+  const hsize_t start[1] = {rows_}, count[1] = {buffered_}, total[1] = {rows_ + buffered_};
+  Handle mem(H5Screate_simple(1, count, nullptr), H5Sclose, "H5Screate_simple");
+  Handle str_type = utf8_string_type();
+  std::size_t ni = 0, si = 0;
+  // Whatever happens below, these rows are consumed: a failed write is not retried.
+  const std::size_t n = buffered_;
+  buffered_ = 0;
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    hid_t ds = datasets_[c].get();
+    check(H5Dset_extent(ds, total), "extending " + columns_[c].name);
+    Handle file_space(H5Dget_space(ds), H5Sclose, "H5Dget_space");
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
+    if (columns_[c].type == ColumnType::String) {
+      auto& buf = str_buf_[si++];
+      std::vector<const char*> ptrs;
+      ptrs.reserve(buf.size());
+      for (const auto& s : buf) ptrs.push_back(s.c_str());
+      check(H5Dwrite(ds, str_type.get(), mem.get(), file_space.get(), H5P_DEFAULT, ptrs.data()),
+            "writing " + columns_[c].name);
+      buf.clear();
+    } else {
+      auto& buf = num_buf_[ni++];
+      if (columns_[c].type == ColumnType::Float64) {
+        check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, mem.get(), file_space.get(), H5P_DEFAULT, buf.data()),
+              "writing " + columns_[c].name);
+      } else {
+        std::vector<int> ints(buf.begin(), buf.end());
+        check(H5Dwrite(ds, H5T_NATIVE_INT, mem.get(), file_space.get(), H5P_DEFAULT, ints.data()),
+              "writing " + columns_[c].name);
+      }
+      buf.clear();
+    }
+  }
+  rows_ += n;
+}
+
+}  // namespace rollsim::h5

@@ -1,0 +1,141 @@
+#include "rollsim/io/result_file.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/core/version.hpp"
+
+namespace rollsim {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+ResultFile::ResultFile(const std::string& path, const Provenance& prov) : path_(path), tmp_(path + ".tmp") {
+  file_ = h5::create_file(tmp_);
+  const hid_t r = file_.get();
+  h5::write_attr(r, "format", "rollsim");
+  h5::write_attr(r, "format_version", static_cast<long long>(kFormatVersion));
+  h5::write_attr(r, "software_version", kSoftwareVersion);
+  h5::write_attr(r, "git_hash", kGitHash);
+  h5::write_attr(r, "command_line", prov.command_line);
+  h5::write_attr(r, "created_utc", utc_now());
+  h5::write_attr(r, "model", prov.model);
+  h5::write_attr(r, "title", prov.title.empty() ? std::filesystem::path(prov.scenario_path).stem().string() : prov.title);
+  h5::write_attr(r, "completed", 0LL);
+  h5::write_attr(r, "status", "running");
+  h5::Handle sc = h5::create_group(r, "scenario");
+  h5::write_attr(sc.get(), "toml", prov.scenario_text);
+  h5::write_attr(sc.get(), "resolved", prov.scenario_resolved);
+  h5::write_attr(sc.get(), "path", prov.scenario_path);
+}
+
+void ResultFile::close(bool completed, const std::string& status) {
+  if (closed_) return;
+  closed_ = true;
+  h5::write_attr(file_.get(), "completed", completed ? 1LL : 0LL);
+  h5::write_attr(file_.get(), "status", status);
+  h5::check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flushing " + tmp_);
+  file_.reset();
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) throw IoError("cannot rename " + tmp_ + " to " + path_ + ": " + ec.message());
+}
+
+void ResultFile::discard() {
+  closed_ = true;
+  file_.reset();
+  std::error_code ec;
+  std::filesystem::remove(tmp_, ec);
+}
+
+ResultFile::~ResultFile() {
+  if (closed_) return;
+  // Not closed explicitly: an exception is on its way. Keep what was written, marked incomplete.
+  try {
+    close(false, "failed");
+  } catch (...) {
+    discard();
+  }
+}
+
+void TrajectoryWriter::on_start(const RunInfo& info) {
+  sys_ = info.system;
+  std::vector<h5::Table::Column> cols{{"time", "s", "time"}};
+  for (const auto& s : sys_->states()) cols.push_back({s.name, s.unit, s.description});
+  for (const auto& s : sys_->outputs()) cols.push_back({s.name, s.unit, s.description});
+  if (sys_->has_modes()) cols.push_back({"mode", "1", "mode of the hybrid system", h5::ColumnType::Int8});
+  traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols);
+  row_.assign(cols.size(), 0.0);
+
+  std::vector<h5::Table::Column> ev{{"time", "s", "event time"},
+                                    {"mode_before", "1", "mode before the event", h5::ColumnType::Int32},
+                                    {"mode_after", "1", "mode after the event", h5::ColumnType::Int32}};
+  for (const auto& s : sys_->states()) ev.push_back({s.name, s.unit, s.description + " at the event"});
+  extras_ = sys_->event_extras();
+  for (const auto& e : extras_) ev.push_back({e, "", e + " at the event"});
+  ev.push_back({"kind", "", "event kind", h5::ColumnType::String});
+  events_ = std::make_unique<h5::Table>(file_.root(), "events", ev, 256);
+}
+
+void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int mode) {
+  std::size_t k = 0;
+  row_[k++] = t;
+  for (std::size_t i = 0; i < sys_->states().size(); ++i) row_[k++] = x[i];
+  for (std::size_t i = 0; i < sys_->outputs().size(); ++i) row_[k++] = y[i];
+  if (sys_->has_modes()) row_[k++] = mode;
+  traj_->append(row_.data());
+}
+
+void TrajectoryWriter::on_event(const EventRecord& ev) {
+  std::vector<double> r{ev.t, static_cast<double>(ev.mode_before), static_cast<double>(ev.mode_after)};
+  r.insert(r.end(), ev.x.begin(), ev.x.end());
+  for (const auto& e : extras_) {
+    auto it = ev.extra.find(e);
+    r.push_back(it == ev.extra.end() ? NAN : it->second);
+  }
+  events_->append(r.data(), {ev.kind});
+}
+
+void write_summary(hid_t root, const RunResult& res) {
+  h5::Handle g = h5::exists(root, "summary") ? h5::open_group(root, "summary") : h5::create_group(root, "summary");
+  h5::write_attr(g.get(), "termination", res.termination);
+  h5::write_attr(g.get(), "t_final", res.t_final);
+  h5::write_attr(g.get(), "n_samples", static_cast<long long>(res.n_samples));
+  h5::write_attr(g.get(), "n_events", static_cast<long long>(res.n_events));
+  if (!res.message.empty()) h5::write_attr(g.get(), "message", res.message);
+  for (const auto& it : res.summary) {
+    if (!it.text.empty())
+      h5::write_attr(g.get(), it.key, it.text);
+    else if (it.is_integer)
+      h5::write_attr(g.get(), it.key, static_cast<long long>(std::llround(it.number)));
+    else
+      h5::write_attr(g.get(), it.key, it.number);
+  }
+  h5::Handle s = h5::exists(root, "solver") ? h5::open_group(root, "solver") : h5::create_group(root, "solver");
+  h5::write_attr(s.get(), "method", res.stats.method);
+  h5::write_attr(s.get(), "rtol", res.stats.rtol);
+  h5::write_attr(s.get(), "atol", res.stats.atol);
+  for (const auto& [k, v] : res.stats.counts) h5::write_attr(s.get(), k, static_cast<long long>(v));
+}
+
+void TrajectoryWriter::on_finish(const RunResult& res) {
+  traj_->flush();
+  events_->flush();
+  write_summary(file_.root(), res);
+}
+
+}  // namespace rollsim

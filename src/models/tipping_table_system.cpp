@@ -1,0 +1,281 @@
+#include "rollsim/models/tipping_table_system.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include <Eigen/Core>
+#include <unsupported/Eigen/AutoDiff>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim::tipping_table {
+
+namespace {
+
+const Signals& state_signals() {
+  static const Signals s{
+      {"theta1", "rad", "table angle from level"},
+      {"theta2", "rad", "absolute wheel rotation"},
+      {"omega1", "rad/s", "table angular velocity"},
+      {"omega2", "rad/s", "wheel angular velocity"},
+  };
+  return s;
+}
+
+enum Out { kS, kN, kT, kDemand, kKin, kPot, kTot, kWork, kOutputs };
+
+const Signals& output_signals() {
+  static const Signals s{
+      {"contact_position", "m", "contact point along the table from the pivot, s = r (theta1 - theta2)"},
+      {"normal_force", "N", "contact force on the wheel along the table normal"},
+      {"tangential_force", "N", "contact force on the wheel along the table, towards increasing s"},
+      {"friction_demand", "1", "|tangential_force| / normal_force: the friction coefficient needed to roll"},
+      {"kinetic_energy", "J", "kinetic energy T"},
+      {"potential_energy", "J", "potential energy V"},
+      {"total_energy", "J", "T + V"},
+      {"input_work", "J", "work done by the table torque since the start, tau (theta1 - theta1(0))"},
+  };
+  return s;
+}
+
+/// Running extremes over every sample and internal step.
+class TableSummarizer final : public Summarizer {
+ public:
+  explicit TableSummarizer(double mu) : mu_(mu) {}
+  void on_point(double, const double*, const double* y, int) override {
+    const double e = y[kTot] - y[kWork];
+    if (!have_e0_) {
+      e0_ = e;
+      have_e0_ = true;
+    }
+    drift_ = std::max(drift_, std::abs(e - e0_));
+    min_n_ = std::min(min_n_, y[kN]);
+    if (y[kN] > 0) max_demand_ = std::max(max_demand_, std::abs(y[kT]) / y[kN]);
+  }
+  void on_event(double t, const std::string& kind, int, int, const double*) override {
+    if (kind == "table_edge" && std::isnan(t_edge_)) t_edge_ = t;
+    if (kind == "lift_off" && std::isnan(t_lift_)) t_lift_ = t;
+    if (kind == "slip_onset" && std::isnan(t_slip_)) t_slip_ = t;
+  }
+  std::vector<SummaryItem> items() const override {
+    std::vector<SummaryItem> v{
+        {"energy_initial", e0_, "", "J", "initial energy (T + V)", false},
+        {"energy_drift_abs", drift_, "", "J", "largest energy drift", false},
+        {"energy_drift_rel", e0_ != 0 ? drift_ / std::abs(e0_) : drift_, "", "1", "largest energy drift, relative", false},
+        {"normal_force_min", min_n_, "", "N", "smallest normal force", false},
+        {"friction_demand_max", max_demand_, "", "1", "largest |T_c|/N", false},
+        {"t_edge", t_edge_, "", "s", "time the wheel reaches the table edge", false},
+        {"t_lift_off", t_lift_, "", "s", "time the normal force first falls through zero", false},
+    };
+    if (!std::isnan(mu_)) v.push_back({"t_slip_onset", t_slip_, "", "s", "time |T_c| first reaches mu N", false});
+    return v;
+  }
+
+ private:
+  double mu_;
+  bool have_e0_ = false;
+  double e0_ = 0, drift_ = 0, min_n_ = std::numeric_limits<double>::infinity(), max_demand_ = 0;
+  double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
+};
+
+class TableSystem final : public HybridSystem {
+ public:
+  TableSystem(const Params& p, const double* x0, const EventActions& a) : p_(p), a_(a) {
+    std::copy(x0, x0 + kStates, x0_);
+    witnesses_.push_back({"table_edge", -1, a.stop_at_edge});
+    witnesses_.push_back({"lift_off", -1, a.stop_at_lift_off});
+    if (p.friction_coefficient) witnesses_.push_back({"slip_onset", -1, a.stop_at_slip_onset});
+  }
+  std::string model_name() const override { return "tipping_table"; }
+  const Signals& states() const override { return state_signals(); }
+  const Signals& outputs() const override { return output_signals(); }
+  void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
+
+  void rhs(double, const double* x, int, double* xdot) const override {
+    tipping_table::rhs(p_, x, p_.table_torque, xdot);
+  }
+
+  bool jacobian(double, const double* x, int, double* J) const override {
+    using AD = Eigen::AutoDiffScalar<Eigen::Matrix<double, kStates, 1>>;
+    AD xa[kStates], fa[kStates];
+    for (int i = 0; i < kStates; ++i) xa[i] = AD(x[i], kStates, i);
+    tipping_table::rhs(p_, xa, AD(p_.table_torque), fa);
+    for (int i = 0; i < kStates; ++i)
+      for (int j = 0; j < kStates; ++j) J[i + kStates * j] = fa[i].derivatives()[j];
+    return true;
+  }
+
+  std::vector<Witness> witnesses(int) const override { return witnesses_; }
+
+  void witness_values(double, const double* x, int, double* g) const override {
+    const double s = contact_position(p_, x);
+    const double half = 0.5 * p_.table_length;
+    g[0] = half * half - s * s;  // smooth, positive on the table, falls through 0 at either edge
+    double n, t;
+    contact_forces(p_, x, p_.table_torque, n, t);
+    g[1] = n;
+    if (p_.friction_coefficient) g[2] = *p_.friction_coefficient * n - std::abs(t);  // smooth wherever it is ~0 (N>0)
+  }
+
+  EventOutcome on_event(double, double*, int mode, int index, int) const override {
+    EventOutcome o;
+    o.kind = witnesses_[static_cast<size_t>(index)].name;
+    o.new_mode = mode;
+    return o;
+  }
+
+  void compute_outputs(double, const double* x, int, double* y) const override {
+    double n, t;
+    contact_forces(p_, x, p_.table_torque, n, t);
+    y[kS] = contact_position(p_, x);
+    y[kN] = n;
+    y[kT] = t;
+    y[kDemand] = std::abs(t) / n;
+    y[kKin] = kinetic_energy(p_, x);
+    y[kPot] = potential_energy(p_, x);
+    y[kTot] = y[kKin] + y[kPot];
+    y[kWork] = p_.table_torque * (x[0] - x0_[0]);
+  }
+
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<TableSummarizer>(p_.friction_coefficient ? *p_.friction_coefficient : NAN);
+  }
+
+ private:
+  Params p_;
+  EventActions a_;
+  double x0_[kStates];
+  std::vector<Witness> witnesses_;
+};
+
+KeySpec real_key(const std::string& path, std::optional<double> def, double lo, bool lo_open, double hi, bool hi_open,
+                 const std::string& unit, const std::string& desc) {
+  KeySpec k;
+  k.path = path;
+  k.kind = Kind::Real;
+  if (def) k.def = *def;
+  k.lo = lo;
+  k.lo_open = lo_open;
+  k.hi = hi;
+  k.hi_open = hi_open;
+  k.unit = unit;
+  k.description = desc;
+  return k;
+}
+
+constexpr double kInf = 1e308;
+
+std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
+  std::vector<KeySpec> v{
+      real_key("parameters.wheel_mass", 1.0, 0, true, kInf, false, "kg", "wheel mass m_w"),
+      real_key("parameters.wheel_radius", 0.25, 0, true, kInf, false, "m", "wheel radius r"),
+      real_key("parameters.wheel_inertia", std::nullopt, 0, true, kInf, false, "kg m^2",
+               "wheel inertia about its centre; default 1/2 wheel_mass wheel_radius^2 (uniform disk)"),
+      real_key("parameters.table_mass", 1.0, 0, true, kInf, false, "kg", "table mass (sets the default table_inertia)"),
+      real_key("parameters.table_length", 1.0, 0, true, kInf, false, "m", "table length l; the wheel leaves at |s| = l/2"),
+      real_key("parameters.table_inertia", std::nullopt, 0, true, kInf, false, "kg m^2",
+               "table inertia about the pivot; default 1/12 table_mass table_length^2 (thin plate)"),
+      real_key("parameters.gravity", 9.81, 0, true, kInf, false, "m/s^2", "gravitational acceleration g"),
+      real_key("parameters.table_torque", 0.0, -kInf, false, kInf, false, "N m", "constant torque on the table"),
+      real_key("parameters.friction_coefficient", std::nullopt, 0, true, kInf, false, "1",
+               "Coulomb friction coefficient mu; enables the slip_onset event"),
+      real_key("initial.theta1", 0.0, -kInf, false, kInf, false, "rad", "table angle"),
+      real_key("initial.theta2", 0.0, -kInf, false, kInf, false, "rad", "wheel angle"),
+      real_key("initial.omega1", 0.0, -kInf, false, kInf, false, "rad/s", "table angular velocity"),
+      real_key("initial.omega2", 0.0, -kInf, false, kInf, false, "rad/s", "wheel angular velocity"),
+  };
+  for (const auto& [name, def] : {std::pair<std::string, std::string>{"table_edge", "stop"},
+                                  {"lift_off", "stop"},
+                                  {"slip_onset", "record"}}) {
+    KeySpec k;
+    k.path = "events." + name;
+    k.kind = Kind::String;
+    k.def = def;
+    k.choices = {"stop", "record"};
+    k.description = "at the " + name + " event: stop the run, or only record the event";
+    v.push_back(k);
+  }
+  KeySpec title;
+  title.path = "title";
+  title.kind = Kind::String;
+  title.def = std::string("");
+  title.description = "a title for plots and reports";
+  v.push_back(title);
+  return v;
+}
+
+}  // namespace
+
+Params params_from(const Scenario& sc) {
+  Params p;
+  p.wheel_mass = sc.real("parameters.wheel_mass");
+  p.wheel_radius = sc.real("parameters.wheel_radius");
+  p.wheel_inertia = sc.has("parameters.wheel_inertia") ? sc.real("parameters.wheel_inertia")
+                                                       : 0.5 * p.wheel_mass * p.wheel_radius * p.wheel_radius;
+  p.table_mass = sc.real("parameters.table_mass");
+  p.table_length = sc.real("parameters.table_length");
+  p.table_inertia = sc.has("parameters.table_inertia") ? sc.real("parameters.table_inertia")
+                                                       : p.table_mass * p.table_length * p.table_length / 12.0;
+  p.gravity = sc.real("parameters.gravity");
+  p.table_torque = sc.real("parameters.table_torque");
+  p.friction_coefficient = sc.optional_real("parameters.friction_coefficient");
+  return p;
+}
+
+void initial_from(const Scenario& sc, const Params& p, double* x0) {
+  x0[0] = sc.real("initial.theta1");
+  x0[1] = sc.real("initial.theta2");
+  x0[2] = sc.real("initial.omega1");
+  x0[3] = sc.real("initial.omega2");
+  const double s = contact_position(p, x0);
+  if (std::abs(s) >= 0.5 * p.table_length) {
+    std::ostringstream os;
+    os.precision(10);
+    os << "the wheel starts at contact position s = r (theta1 - theta2) = " << s
+       << " m, at or beyond the table edge; allowed range (" << -0.5 * p.table_length << ", "
+       << 0.5 * p.table_length << ") m";
+    const std::string key = sc.is_default("initial.theta1") ? "initial.theta2" : "initial.theta1";
+    sc.fail(key, os.str());
+  }
+  double n, t;
+  contact_forces(p, x0, p.table_torque, n, t);
+  if (!(n > 0)) {
+    std::ostringstream os;
+    os << "the normal force at the initial state is " << n
+       << " N; the wheel would not stay on the table (allowed: N > 0)";
+    sc.fail(sc.is_default("initial.omega1") ? "initial.theta1" : "initial.omega1", os.str());
+  }
+}
+
+EventActions actions_from(const Scenario& sc) {
+  EventActions a;
+  a.stop_at_edge = sc.string("events.table_edge") == "stop";
+  a.stop_at_lift_off = sc.string("events.lift_off") == "stop";
+  a.stop_at_slip_onset = sc.string("events.slip_onset") == "stop";
+  return a;
+}
+
+std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions) {
+  return std::make_unique<TableSystem>(p, x0, actions);
+}
+
+double energy_with_input(const Params& p, const double* x) {
+  return kinetic_energy(p, x) + potential_energy(p, x) - p.table_torque * x[0];
+}
+
+ModelEntry model_entry() {
+  ModelEntry e;
+  e.name = "tipping_table";
+  e.description = "wheel rolling without slip on a tipping table (IFToMM benchmark)";
+  e.schema = schema;
+  e.make_system = [](const Scenario& sc) {
+    const Params p = params_from(sc);
+    double x0[kStates];
+    initial_from(sc, p, x0);
+    return make_system(p, x0, actions_from(sc));
+  };
+  return e;
+}
+
+}  // namespace rollsim::tipping_table

@@ -1,0 +1,446 @@
+#include "rollsim/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "rollsim/models/registry.hpp"
+
+namespace rollsim {
+
+namespace {
+
+constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB: a scenario is a few hundred bytes
+
+std::string fmt_number(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string kind_name(Kind k) {
+  switch (k) {
+    case Kind::Real: return "a number";
+    case Kind::Integer: return "an integer";
+    case Kind::Boolean: return "true or false";
+    case Kind::String: return "a string";
+    case Kind::RealList: return "an array of numbers";
+  }
+  return "?";
+}
+
+std::string node_type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date or time";
+  }
+}
+
+std::string node_text(const toml::node& n) {
+  std::ostringstream os;
+  if (auto s = n.as_string()) {
+    os << '"' << s->get() << '"';
+  } else if (auto f = n.as_floating_point()) {
+    os << fmt_number(f->get());
+  } else {
+    n.visit([&](auto&& v) { os << v; });
+  }
+  return os.str();
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+struct Loader {
+  std::string path;
+  std::map<std::string, Origin> override_origins;  // dotted key -> the override that set it
+
+  Origin origin_of(const std::string& key, const toml::node& n) const {
+    auto it = override_origins.find(key);
+    if (it != override_origins.end()) return it->second;
+    const auto& src = n.source();
+    return Origin{path, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
+  }
+
+  void apply_override(toml::table& root, const std::string& item) {
+    const auto eq = item.find('=');
+    const Origin where{"--set " + item, 0, 0};
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(where, "an override must read KEY=VALUE, e.g. --set initial.theta1=0.02");
+    const std::string key = item.substr(0, eq);
+    const std::string raw = item.substr(eq + 1);
+    std::vector<std::string> parts;
+    std::stringstream ks(key);
+    for (std::string part; std::getline(ks, part, '.');) {
+      if (part.empty()) throw InputError(where, "the key '" + key + "' has an empty component");
+      parts.push_back(part);
+    }
+    if (!key.empty() && key.back() == '.') throw InputError(where, "the key '" + key + "' has an empty component");
+    // The value is read as a TOML value; a bare word that is not one is taken as a string.
+    toml::node_view<toml::node> dummy;
+    toml::table parsed;
+    try {
+      parsed = toml::parse("v = " + raw);
+    } catch (const toml::parse_error&) {
+      if (raw.find_first_of("\"'[]{}=\n") != std::string::npos || raw.empty())
+        throw InputError(where, "the value '" + raw + "' is not a valid TOML value");
+      parsed = toml::table{};
+      parsed.insert("v", raw);
+    }
+    toml::table* t = &root;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      auto* n = t->get(parts[i]);
+      if (!n) {
+        t->insert(parts[i], toml::table{});
+        n = t->get(parts[i]);
+      }
+      if (!n->is_table()) throw InputError(where, "'" + parts[i] + "' is not a table, so '" + key + "' cannot be set");
+      t = n->as_table();
+    }
+    t->insert_or_assign(parts.back(), *parsed.get("v"));
+    override_origins[key] = where;
+  }
+};
+
+void check_number(const KeySpec& spec, double v, const Origin& where, const std::string& text) {
+  if (!std::isfinite(v))
+    throw InputError(where, spec.path + " = " + text + " is not a finite number; allowed range " + spec.range_text() +
+                                (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
+  const bool below = spec.lo_open ? !(v > spec.lo) : !(v >= spec.lo);
+  const bool above = spec.hi_open ? !(v < spec.hi) : !(v <= spec.hi);
+  if (below || above)
+    throw InputError(where, spec.path + " = " + text + " is out of range; allowed range " + spec.range_text() +
+                                (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
+}
+
+Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& where) {
+  Scenario::Entry e;
+  e.origin = where;
+  const std::string text = node_text(n);
+  auto wrong_type = [&]() {
+    return InputError(where, spec.path + " must be " + kind_name(spec.kind) + ", not " + node_type_name(n) + " (" +
+                                 text + ")");
+  };
+  switch (spec.kind) {
+    case Kind::Real: {
+      double v;
+      if (auto i = n.as_integer())
+        v = static_cast<double>(i->get());
+      else if (auto f = n.as_floating_point())
+        v = f->get();
+      else
+        throw wrong_type();
+      check_number(spec, v, where, text);
+      e.value = v;
+      break;
+    }
+    case Kind::Integer: {
+      auto i = n.as_integer();
+      if (!i) throw wrong_type();
+      check_number(spec, static_cast<double>(i->get()), where, text);
+      e.value = static_cast<long long>(i->get());
+      break;
+    }
+    case Kind::Boolean: {
+      auto b = n.as_boolean();
+      if (!b) throw wrong_type();
+      e.value = b->get();
+      break;
+    }
+    case Kind::String: {
+      auto s = n.as_string();
+      if (!s) throw wrong_type();
+      const std::string v = s->get();
+      if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) {
+        std::string msg = spec.path + " = \"" + v + "\" is not allowed; allowed values " + spec.range_text();
+        const std::string near = closest_match(v, spec.choices);
+        if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
+        throw InputError(where, msg);
+      }
+      e.value = v;
+      break;
+    }
+    case Kind::RealList: {
+      auto a = n.as_array();
+      if (!a) throw wrong_type();
+      for (const auto& item : *a) {
+        double v;
+        if (auto i = item.as_integer())
+          v = static_cast<double>(i->get());
+        else if (auto f = item.as_floating_point())
+          v = f->get();
+        else
+          throw InputError(where, spec.path + " must be an array of numbers; it holds " + node_type_name(item));
+        check_number(spec, v, where, node_text(item));
+        e.list.push_back(v);
+      }
+      e.value = static_cast<long long>(e.list.size());
+      break;
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string to_string(const Value& v) {
+  return std::visit(
+      [](auto&& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, double>)
+          return fmt_number(x);
+        else if constexpr (std::is_same_v<T, long long>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else
+          return "\"" + x + "\"";
+      },
+      v);
+}
+
+std::string KeySpec::range_text() const {
+  if (kind == Kind::String) {
+    if (choices.empty()) return "any string";
+    std::string s;
+    for (const auto& c : choices) s += (s.empty() ? "" : ", ") + ("\"" + c + "\"");
+    return "one of " + s;
+  }
+  if (kind == Kind::Boolean) return "true or false";
+  auto bound = [](double b) -> std::string {
+    if (b >= 1e308) return "inf";
+    if (b <= -1e308) return "-inf";
+    return fmt_number(b);
+  };
+  return std::string(lo_open || lo <= -1e308 ? "(" : "[") + bound(lo) + ", " + bound(hi) +
+         (hi_open || hi >= 1e308 ? ")" : "]");
+}
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+bool Scenario::has(const std::string& key) const { return values.count(key) != 0; }
+
+static const Scenario::Entry& entry(const Scenario& s, const std::string& key) {
+  auto it = s.values.find(key);
+  if (it == s.values.end()) throw std::logic_error("scenario key not in schema or not set: " + key);
+  return it->second;
+}
+
+double Scenario::real(const std::string& key) const { return std::get<double>(entry(*this, key).value); }
+long long Scenario::integer(const std::string& key) const { return std::get<long long>(entry(*this, key).value); }
+bool Scenario::boolean(const std::string& key) const { return std::get<bool>(entry(*this, key).value); }
+const std::string& Scenario::string(const std::string& key) const {
+  return std::get<std::string>(entry(*this, key).value);
+}
+std::optional<double> Scenario::optional_real(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return real(key);
+}
+std::vector<double> Scenario::real_list(const std::string& key) const { return entry(*this, key).list; }
+Origin Scenario::origin(const std::string& key) const {
+  auto it = values.find(key);
+  if (it == values.end()) return Origin{path, 0, 0};
+  return it->second.origin;
+}
+bool Scenario::is_default(const std::string& key) const {
+  auto it = values.find(key);
+  return it == values.end() || it->second.defaulted;
+}
+void Scenario::fail(const std::string& key, const std::string& message) const { throw InputError(origin(key), message); }
+
+std::string Scenario::resolved_text() const {
+  std::ostringstream os;
+  for (const auto& [k, e] : values) {
+    os << k << " = ";
+    if (!e.list.empty() || std::holds_alternative<long long>(e.value)) {
+      bool is_list = false;
+      for (const auto& s : schema)
+        if (s.path == k && s.kind == Kind::RealList) is_list = true;
+      if (is_list) {
+        os << '[';
+        for (size_t i = 0; i < e.list.size(); ++i) os << (i ? ", " : "") << fmt_number(e.list[i]);
+        os << "]\n";
+        continue;
+      }
+    }
+    os << to_string(e.value) << '\n';
+  }
+  return os.str();
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(Origin{path, 0, 0}, "cannot open the scenario file");
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::size_t>(in.tellg());
+  if (size > kMaxScenarioBytes)
+    throw InputError(Origin{path, 0, 0}, "the scenario file is " + std::to_string(size) +
+                                             " bytes; the limit is " + std::to_string(kMaxScenarioBytes) + " bytes");
+  in.seekg(0);
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  return load_scenario_text(text, path, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+  if (text.size() > kMaxScenarioBytes)
+    throw InputError(Origin{path, 0, 0}, "the scenario text is larger than " + std::to_string(kMaxScenarioBytes) + " bytes");
+  if (text.find('\0') != std::string::npos) throw InputError(Origin{path, 0, 0}, "the scenario file contains NUL bytes");
+  Loader L{path, {}};
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw InputError(Origin{path, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)},
+                     std::string("syntax error: ") + std::string(e.description()));
+  }
+  for (const auto& o : overrides) L.apply_override(root, o);
+
+  Scenario sc;
+  sc.path = path;
+  sc.text = text;
+  sc.overrides = overrides;
+
+  const toml::node* model_node = root.get("model");
+  if (!model_node) throw InputError(Origin{path, 1, 1}, "missing key 'model'; allowed values: " + [] {
+    std::string s;
+    for (const auto& m : models()) s += (s.empty() ? "\"" : ", \"") + m.name + "\"";
+    return s;
+  }());
+  if (!model_node->is_string())
+    throw InputError(L.origin_of("model", *model_node), "model must be a string, not " + node_type_name(*model_node));
+  const std::string model = model_node->as_string()->get();
+  const ModelEntry* entry = find_model(model);
+  if (!entry) {
+    std::vector<std::string> names;
+    std::string list;
+    for (const auto& m : models()) {
+      names.push_back(m.name);
+      list += (list.empty() ? "\"" : ", \"") + m.name + "\"";
+    }
+    std::string msg = "unknown model \"" + model + "\"; allowed values " + list;
+    const std::string near = closest_match(model, names);
+    if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
+    throw InputError(L.origin_of("model", *model_node), msg);
+  }
+  sc.model = model;
+
+  std::map<std::string, std::string> raw;
+  for (const auto& [k, v] : root)
+    if (auto s = v.as_string()) raw[std::string(k.str())] = s->get();
+
+  // The model's keys come first; a model may redefine a common key (e.g. its own solver.method choices).
+  std::vector<KeySpec> schema = entry->schema(raw);
+  for (auto& k : common_keys()) {
+    bool redefined = false;
+    for (const auto& m : schema) redefined = redefined || m.path == k.path;
+    if (!redefined) schema.push_back(k);
+  }
+  KeySpec model_key;
+  model_key.path = "model";
+  model_key.kind = Kind::String;
+  model_key.required = true;
+  model_key.description = "the model to simulate";
+  schema.push_back(model_key);
+  sc.schema = schema;
+
+  std::map<std::string, const KeySpec*> by_path;
+  std::set<std::string> sections;
+  for (const auto& k : schema) {
+    by_path[k.path] = &k;
+    const auto dot = k.path.find('.');
+    if (dot != std::string::npos) sections.insert(k.path.substr(0, dot));
+  }
+  const std::set<std::string> raw_sections{"sweep"};
+
+  // Walk the parsed document; every leaf must be a schema key.
+  std::vector<std::string> all_paths;
+  for (const auto& k : schema) all_paths.push_back(k.path);
+  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
+    for (const auto& [k, node] : t) {
+      const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      if (prefix.empty() && raw_sections.count(key)) {
+        std::ostringstream os;
+        if (node.is_table()) os << *node.as_table();
+        else os << node_text(node);
+        sc.raw_tables[key] = os.str();
+        continue;
+      }
+      auto it = by_path.find(key);
+      if (it == by_path.end() && node.is_table() && (prefix.empty() ? sections.count(key) != 0 : false)) {
+        walk(*node.as_table(), key);
+        continue;
+      }
+      if (it == by_path.end()) {
+        const Origin where = L.origin_of(key, node);
+        std::string msg = node.is_table() && prefix.empty() ? "unknown section [" + key + "]" : "unknown key '" + key + "'";
+        std::vector<std::string> candidates = all_paths;
+        for (const auto& s : sections) candidates.push_back(s);
+        std::string near = closest_match(key, candidates);
+        if (near.empty()) {
+          // A misspelt leaf in a known section: compare the last component only.
+          const auto dot = key.rfind('.');
+          if (dot != std::string::npos) {
+            std::vector<std::string> leafs;
+            for (const auto& p : all_paths)
+              if (p.rfind(key.substr(0, dot + 1), 0) == 0) leafs.push_back(p);
+            near = closest_match(key, leafs);
+          }
+        }
+        if (!near.empty()) msg += "; did you mean '" + near + "'?";
+        else msg += " for model \"" + model + "\"; see scenarios/README.md for the allowed keys";
+        throw InputError(where, msg);
+      }
+      sc.values[key] = convert(*it->second, node, L.origin_of(key, node));
+    }
+  };
+  walk(root, "");
+
+  for (const auto& k : schema) {
+    if (sc.values.count(k.path)) continue;
+    if (k.required) throw InputError(Origin{path, 1, 1}, "missing required key '" + k.path + "' (" + k.description + ")");
+    if (k.def) {
+      Scenario::Entry e;
+      e.value = *k.def;
+      e.origin = Origin{path, 0, 0};
+      e.defaulted = true;
+      sc.values[k.path] = e;
+    }
+  }
+  return sc;
+}
+
+}  // namespace rollsim

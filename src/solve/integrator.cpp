@@ -1,0 +1,21 @@
+#include "rollsim/solve/integrator.hpp"
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim {
+
+std::unique_ptr<Integrator> make_cvode_integrator(const HybridSystem& system, const SolverOptions& options);
+
+long SolverStats::get(const std::string& name) const {
+  for (const auto& [k, v] : counts)
+    if (k == name) return v;
+  return 0;
+}
+
+std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
+  if (system.formulation() == Formulation::Ode && (options.method == "bdf" || options.method == "adams"))
+    return make_cvode_integrator(system, options);
+  throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
+}
+
+}  // namespace rollsim

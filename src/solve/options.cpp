@@ -1,0 +1,20 @@
+#include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/simulate.hpp"
+
+namespace rollsim {
+
+SimulationOptions simulation_options(const Scenario& sc) {
+  SimulationOptions o;
+  o.t_end = sc.real("simulation.t_end");
+  o.output_dt = sc.real("simulation.output_dt");
+  o.solver.method = sc.string("solver.method");
+  o.solver.rtol = sc.real("solver.rtol");
+  o.solver.atol = sc.real("solver.atol");
+  o.solver.max_steps = sc.integer("solver.max_steps");
+  if (o.solver.rtol < 1e-15)
+    sc.fail("solver.rtol", "solver.rtol = " + to_string(sc.values.at("solver.rtol").value) +
+                               " is below what double precision can deliver; allowed range [1e-15, 1)");
+  return o;
+}
+
+}  // namespace rollsim

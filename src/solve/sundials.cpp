@@ -1,0 +1,40 @@
+#include "rollsim/solve/sundials.hpp"
+
+#include <cstdlib>
+
+#include <nvector/nvector_serial.h>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim::sundials {
+
+Context make_context() {
+  SUNContext ctx = nullptr;
+  if (SUNContext_Create(nullptr, &ctx) != 0 || !ctx) throw SolverError("SUNContext_Create failed");
+  return Context(ctx);
+}
+
+Vector make_vector(long n, SUNContext ctx) {
+  N_Vector v = N_VNew_Serial(n, ctx);
+  check_ptr(v, "N_VNew_Serial");
+  return Vector(v);
+}
+
+void check(int flag, const char* function, char* (*name_of)(long int)) {
+  if (flag >= 0) return;
+  std::string name = "flag";
+  if (name_of) {
+    char* s = name_of(flag);
+    if (s) {
+      name = s;
+      std::free(s);
+    }
+  }
+  throw SolverError(std::string(function) + " failed with " + name + " (" + std::to_string(flag) + ")");
+}
+
+void check_ptr(const void* p, const char* function) {
+  if (!p) throw SolverError(std::string(function) + " returned null (out of memory?)");
+}
+
+}  // namespace rollsim::sundials
