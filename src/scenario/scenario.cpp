@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -16,11 +18,14 @@ namespace {
 
 constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB: a scenario is a few hundred bytes
 
+/// The shortest of %.15g, %.16g, %.17g that reads back as the same double.
 std::string fmt_number(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  char buf[40];
+  for (int prec = 15; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
 }
 
 std::string kind_name(Kind k) {

@@ -1,0 +1,97 @@
+#pragma once
+// Test support: run scenarios in memory and record what the simulate loop reports.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "rollsim/models/registry.hpp"
+#include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/simulate.hpp"
+
+namespace rollsim::test {
+
+/// Records every sample and event of a run.
+class Recorder final : public Observer {
+ public:
+  std::vector<double> t;
+  std::vector<std::vector<double>> x, y;
+  std::vector<int> mode;
+  std::vector<EventRecord> events;
+  void on_sample(double tt, const double* xx, const double* yy, int m) override {
+    t.push_back(tt);
+    x.emplace_back(xx, xx + nx);
+    y.emplace_back(yy, yy + ny);
+    mode.push_back(m);
+  }
+  void on_start(const RunInfo& info) override {
+    nx = info.system->states().size();
+    ny = info.system->outputs().size();
+  }
+  void on_event(const EventRecord& e) override { events.push_back(e); }
+  std::size_t nx = 0, ny = 0;
+};
+
+struct Run {
+  RunResult result;
+  Recorder rec;
+  Scenario scenario;
+  const SummaryItem* item(const std::string& key) const {
+    for (const auto& i : result.summary)
+      if (i.key == key) return &i;
+    return nullptr;
+  }
+  double summary(const std::string& key) const {
+    auto* i = item(key);
+    return i ? i->number : NAN;
+  }
+};
+
+/// Load a scenario from text plus overrides, build its system and simulate it without writing files.
+inline Run run_text(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  Run r;
+  r.scenario = load_scenario_text(text, "test.toml", overrides);
+  auto sys = find_model(r.scenario.model)->make_system(r.scenario);
+  const SimulationOptions opt = simulation_options(r.scenario);
+  r.result = simulate(*sys, opt, {&r.rec});
+  return r;
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// A scratch directory, removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/rollsim-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name, const std::string& text) const {
+    const auto p = path / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+/// Run the rollsim binary; returns the exit code, with stdout+stderr in `output`.
+inline int run_binary(const std::string& args, std::string& output) {
+  const std::string cmd = std::string(ROLLSIM_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  output.clear();
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) output += buf;
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace rollsim::test
