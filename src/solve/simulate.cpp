@@ -67,7 +67,7 @@ class Loop {
 
   /// Samples on the grid up to and including `t_upto`, from the integrator's dense output.
   void emit_grid_samples(const Integrator& integ, double t_upto) {
-    std::vector<double> xs(n_);
+    std::vector<double>& xs = scratch_;
     while (next_k_ >= 0) {
       const double tk = grid(next_k_);
       if (tk > t_upto || tk > opt_.t_end) break;
@@ -158,7 +158,7 @@ class Loop {
   const SimulationOptions& opt_;
   const std::vector<Observer*>& obs_;
   size_t n_;
-  std::vector<double> x_, y_;
+  std::vector<double> x_, y_, scratch_ = std::vector<double>(n_);
   std::unique_ptr<Summarizer> summarizer_;
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;
