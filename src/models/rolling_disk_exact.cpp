@@ -406,6 +406,11 @@ char classify(const ExactResult& r, int reps) {
       last_slide = s[i];
     }
   }
+  // One more step of the +0-0 return map from the last circle must stick on a circle in (1, R):
+  // rejects a tail that is about to fall onto a circle R <= 1 (possible for large j).
+  bool stuck = false;
+  const double next = slip_return_radius(r.j, r.last_rolling_radius, &stuck);
+  if (!(stuck && next > 1.0 && next < r.last_rolling_radius)) return 'U';
   return 'B';
 }
 

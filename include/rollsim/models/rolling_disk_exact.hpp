@@ -141,8 +141,9 @@ std::vector<double> rolling_radii(const ExactResult& result);
 
 /// Classification of a finished result: 'A' permanent rolling (circle R <= 1); 'B' the symbol tail
 /// is the cycle +0-0 repeated at least `cycle_repetitions` times (as 4*cycle_repetitions symbols
-/// alternating sliding/rolling with alternating sliding directions) and the last rolling radius is
-/// > 1; 'U' otherwise.
+/// alternating sliding/rolling with alternating sliding directions), the last rolling radius R is
+/// > 1, and one further step of the return map (slip_return_radius) from R sticks on a circle in
+/// (1, R); 'U' otherwise.
 char classify(const ExactResult& result, int cycle_repetitions);
 
 /// One step of the type-B return map: rolling radius after a slip from the circle R (> 1),
