@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/core/error.hpp"
 #include "rollsim/models/rolling_disk_exact.hpp"
 
 namespace rd = rollsim::rolling_disk;
@@ -389,4 +390,94 @@ TEST_CASE("rolling_disk_exact: starts on the switching plane, corners and grazin
     REQUIRE(!r.events.empty());
     CHECK(r.events[0].tau > 0.1);  // the double zero at the start is not an event
   }
+  SUBCASE("rim start moving inwards rolls; at rest on the unit circle it rolls for ever") {
+    const auto a = rd::propagate_exact(kJ, 1.0, -0.5, 0.0, 30.0);
+    CHECK(a.symbols.substr(0, 2) == "0+");  // leaves at x = -1 after half a turn
+    CHECK(a.events[0].x == -1.0);
+    const auto b = rd::propagate_exact(kJ, 1.0, 0.0, 0.0, 30.0);
+    CHECK(b.symbols == "0");
+    CHECK(b.classification == 'A');
+    CHECK(b.last_rolling_radius == 1.0);
+  }
+  SUBCASE("interior grazing: a slide touching z = 0 tangentially at x = -1 goes on sliding") {
+    // Build the orbit backwards from the touching point P = (-1, yT, 0) in F+ (z' = 0, z'' > 0).
+    for (double T : {0.2, 0.5, 1.0, 1.7}) {
+      for (double yT : {-0.3, -1.0, -2.0}) {
+        CAPTURE(T);
+        CAPTURE(yT);
+        const rd::State P{-1.0, yT, 0.0};
+        const rd::State s0 = rd::mode_state(kJ, 1, P, -T);
+        REQUIRE(s0.z > 0.0);
+        const auto r = rd::propagate_exact(kJ, s0.x, s0.y, s0.z, T + 0.5);
+        CHECK(r.symbols == "+");
+        CHECK(r.grazings == 1);
+        const rd::State after = rd::state_at(r, T + 0.5), expect = rd::mode_state(kJ, 1, P, 0.5);
+        CHECK(std::fabs(after.x - expect.x) < 1e-12);
+        CHECK(std::fabs(after.z - expect.z) < 1e-12);
+      }
+    }
+  }
+  SUBCASE("stick exactly at the corner |x| = 1: decided by the direction of y") {
+    for (double T : {0.2, 0.5, 1.0}) {
+      CAPTURE(T);
+      const auto in = rd::propagate_exact(kJ, rd::mode_state(kJ, 1, {1.0, -0.5, 0.0}, -T).x,
+                                          rd::mode_state(kJ, 1, {1.0, -0.5, 0.0}, -T).y,
+                                          rd::mode_state(kJ, 1, {1.0, -0.5, 0.0}, -T).z, T + 0.5);
+      CHECK(in.symbols == "+0");
+      CHECK(in.events[0].tau == doctest::Approx(T).epsilon(1e-14));
+      const rd::State o = rd::mode_state(kJ, 1, {1.0, 0.5, 0.0}, -T);
+      const auto out = rd::propagate_exact(kJ, o.x, o.y, o.z, T + 0.5);
+      CHECK(out.symbols == "+-");
+      const rd::State rest = rd::mode_state(kJ, 1, {1.0, 0.0, 0.0}, -T);
+      const auto r = rd::propagate_exact(kJ, rest.x, rest.y, rest.z, T + 5.0);
+      CHECK(r.symbols == "+0");  // arrives at rest on the unit circle: rolls on it for ever
+      CHECK(r.classification == 'A');
+      CHECK(r.last_rolling_radius == doctest::Approx(1.0).epsilon(1e-14));
+    }
+  }
+}
+
+TEST_CASE("rolling_disk_exact: dense output, event cap and input checks") {
+  const auto r = rd::propagate_exact(kJ, 4.0, 1.0, -2.0, 80.0);
+  REQUIRE(r.events.size() > 10);
+  std::vector<double> grid;
+  for (int i = 0; i <= 800; ++i) grid.push_back(0.1 * i);
+  std::vector<int> modes;
+  const auto out = rd::sample(r, grid, &modes);
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const rd::State s = rd::state_at(r, grid[i]);
+    CHECK(out[i].x == s.x);
+    CHECK(out[i].z == s.z);
+    if (modes[i] != 0) CHECK(modes[i] * out[i].z >= 0.0);
+    if (modes[i] == 0) CHECK(out[i].z == 0.0);
+  }
+  std::vector<double> rev(grid.rbegin(), grid.rend());
+  const auto out_rev = rd::sample(r, rev);
+  CHECK(out_rev.front().x == out.back().x);
+  CHECK(out_rev.back().x == out.front().x);
+  // Continuity across each event.
+  for (const auto& e : r.events) {
+    const rd::State before = rd::state_at(r, e.tau * (1 - 1e-13));
+    CHECK(std::fabs(before.x - e.x) < 1e-10);
+    CHECK(std::fabs(before.y - e.y) < 1e-10);
+    CHECK(std::fabs(before.z) < 1e-10);
+  }
+  CHECK(rd::state_at(r, 80.0).x == r.final_state.x);
+  CHECK_THROWS_AS(rd::state_at(r, 80.5), rollsim::InputError);
+
+  rd::ExactOptions cap;
+  cap.max_events = 5;
+  const auto c = rd::propagate_exact(kJ, 4.0, 1.0, -2.0, 80.0, cap);
+  CHECK(c.truncated);
+  CHECK(c.events.size() == 5);
+  CHECK(c.final_tau == c.events.back().tau);
+  CHECK(c.symbols == r.symbols.substr(0, 6));
+  CHECK(c.classification == 'U');
+
+  const auto zero = rd::propagate_exact(kJ, 4.0, 1.0, -2.0, 0.0);
+  CHECK(zero.events.empty());
+  CHECK(zero.final_state.x == 4.0);
+  CHECK_THROWS_AS(rd::propagate_exact(0.0, 1, 0, 0, 1), rollsim::InputError);
+  CHECK_THROWS_AS(rd::propagate_exact(kJ, NAN, 0, 0, 1), rollsim::InputError);
+  CHECK_THROWS_AS(rd::propagate_exact(kJ, 1, 0, 0, -1), rollsim::InputError);
 }

@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string>
 
 #include "rollsim/core/error.hpp"
 
@@ -44,6 +45,13 @@ namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
+// A rolling circle with R^2 - 1 <= kUnitCircleTol counts as R <= 1 (permanent): a slip from it would
+// start a slide of length ~3 sqrt(R^2 - 1) < 1e-7 whose outcome is decided by round-off alone.
+constexpr double kUnitCircleTol = 16.0 * kEps;
+// Velocity below which a sliding orbit reaching z = 0 at the corner |x| = 1 counts as at rest there.
+constexpr double kCornerVelocityTol = 8.0 * kEps;
+// Consecutive events at one and the same time after which the run is declared stuck.
+constexpr int kMaxZeroLengthEvents = 8;
 
 // S(u) = u - sin u, accurate for all u.
 inline double u_minus_sin(double u, double sn) {
@@ -276,7 +284,7 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
 double rolling_exit_time(const State& st, int* exit_side) {
   const double ax = std::fabs(st.x);
   const double e = (ax - 1.0) * (ax + 1.0) + st.y * st.y;  // R^2 - 1 without cancellation near R = 1
-  if (e <= 0.0) return std::numeric_limits<double>::infinity();
+  if (e <= kUnitCircleTol) return std::numeric_limits<double>::infinity();
   const double beta = std::atan2(std::sqrt(e), 1.0);  // exit angle: cos(beta) = 1/R
   // Flip to the half plane x >= 0 (the rolling flow is symmetric under (x, y) -> (-x, -y)).
   const double sg = st.x < 0.0 ? -1.0 : 1.0;
@@ -310,6 +318,7 @@ ExactResult propagate_exact(double j, double x0, double y0, double z0, double ta
   State st = r.initial;
   int mode = r.initial_mode;
   double t = 0.0;
+  int zero_length = 0;
   if (mode == 0) {
     st.z = 0.0;
     r.last_rolling_radius = std::hypot(st.x, st.y);
@@ -368,7 +377,7 @@ ExactResult propagate_exact(double j, double x0, double y0, double z0, double ta
     else if (ax > 1.0 + xtol)
       stick = false;
     else
-      stick = (mode * ev.y <= 0.0);  // corner x = s: stick when moving into the strip or at rest
+      stick = (mode * ev.y <= kCornerVelocityTol);  // corner x = s: stick when moving inwards or at rest
     if (stick) {
       r.events.push_back({t, EventKind::stick, mode, 0, ev.x, ev.y, 0.0});
       ++r.n_stick;
@@ -380,6 +389,13 @@ ExactResult propagate_exact(double j, double x0, double y0, double z0, double ta
       mode = -mode;
     }
     st = ev;
+    if (hit.tau == 0.0) {
+      if (++zero_length > kMaxZeroLengthEvents)
+        throw SolverError("rolling_disk::propagate_exact: no progress at tau = " + std::to_string(t) +
+                          " (repeated zero-length segments at x = " + std::to_string(st.x) + ")");
+    } else {
+      zero_length = 0;
+    }
   }
   r.final_mode = mode;
   r.n_segments = r.events.size() + 1;
@@ -479,7 +495,7 @@ double slip_return_radius(double j, double R, bool* stuck) {
   const State st{1.0, std::sqrt((R - 1.0) * (R + 1.0)), 0.0};
   const SlidingHit hit = sliding_event_time(j, -1, st);
   const State ev = mode_state(j, -1, st, hit.tau);
-  if (stuck) *stuck = std::fabs(ev.x) < 1.0 || (std::fabs(ev.x) == 1.0 && -ev.y <= 0.0);
+  if (stuck) *stuck = std::fabs(ev.x) < 1.0 || (std::fabs(ev.x) == 1.0 && -ev.y <= kCornerVelocityTol);
   return std::hypot(ev.x, ev.y);
 }
 
