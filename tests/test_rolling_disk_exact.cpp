@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -480,4 +481,39 @@ TEST_CASE("rolling_disk_exact: dense output, event cap and input checks") {
   CHECK_THROWS_AS(rd::propagate_exact(0.0, 1, 0, 0, 1), rollsim::InputError);
   CHECK_THROWS_AS(rd::propagate_exact(kJ, NAN, 0, 0, 1), rollsim::InputError);
   CHECK_THROWS_AS(rd::propagate_exact(kJ, 1, 0, 0, -1), rollsim::InputError);
+}
+
+TEST_CASE("rolling_disk_exact: randomized starts keep the invariants") {
+  std::uint64_t seed = 0x9E3779B97F4A7C15ull;  // splitmix64: portable across standard libraries
+  auto uniform = [&](double a, double b) {
+    std::uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return a + (b - a) * static_cast<double>(z >> 11) * 0x1.0p-53;
+  };
+  for (int i = 0; i < 300; ++i) {
+    const double j = std::exp(uniform(std::log(0.01), std::log(10.0)));
+    double x = uniform(-20, 20), y = uniform(-20, 20), z = uniform(-20, 20);
+    if (i % 4 == 0) z = 0.0;
+    if (i % 4 == 1) {
+      x = i % 8 == 1 ? 1.0 : -1.0;
+      z = 0.0;
+    }
+    CAPTURE(j);
+    CAPTURE(x);
+    CAPTURE(y);
+    CAPTURE(z);
+    const auto r = rd::propagate_exact(j, x, y, z, 200.0);
+    const double E0 = rd::energy(j, r.initial);
+    CHECK(std::fabs(E0 - rd::energy(j, r.final_state) - r.dissipated) < 1e-12 * E0);
+    double t = 0.0;
+    for (const auto& e : r.events) {
+      CHECK(e.tau >= t);
+      t = e.tau;
+      if (e.kind == rd::EventKind::stick) CHECK(std::fabs(e.x) <= 1.0 + 1e-15);
+      if (e.kind == rd::EventKind::reversal) CHECK(std::fabs(e.x) >= 1.0 - 1e-15);
+      if (e.kind == rd::EventKind::slip) CHECK(std::fabs(e.x) == 1.0);
+    }
+  }
 }
