@@ -122,6 +122,15 @@ struct Slide {
     g_and_dg(tau, g_, dg);
     return g_;
   }
+  // State and integral of z at tau from one sine/cosine evaluation.
+  State state_and_integral(double tau, double& integral) const {
+    const double u = w * tau;
+    const double sn = std::sin(u), cs = std::cos(u);
+    const double omc = one_minus_cos(sn, cs);
+    const double S = u_minus_sin(u, sn);
+    integral = z0 * tau - (s / w2) * half_u2_minus_omc(u, omc) - d * omc - (y0 / w) * S;
+    return {x0 - A * omc + (y0 / w) * sn, y0 - A * w * sn - y0 * omc, z0 - (s / w) * S - w * d * sn - y0 * omc};
+  }
   double integral_z(double tau) const {
     const double u = w * tau;
     const double sn = std::sin(u), cs = std::cos(u);
@@ -245,10 +254,12 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
   const double q = -(sl.Q + std::copysign(std::sqrt(disc), sl.Q));
   const double u1 = 2.0 * std::atan2(q, 2.0 - sl.P);
   const double u2 = 2.0 * std::atan2(sl.P, q);
-  // g'' / omega = -(1-P) sin u - Q cos u: positive at the minimum.
-  const auto curv = [&](double u) { return -(1.0 - sl.P) * std::sin(u) - sl.Q * std::cos(u); };
+  // g'' / omega = -(1-P) sin u - Q cos u is positive at the minimum. At u1 = 2 atan(a/b) with
+  // (a, b) = (q, 2-P), sin u1 = 2ab/(a^2+b^2) and cos u1 = (b^2-a^2)/(a^2+b^2): only the sign matters.
+  const double a1 = q, b1 = 2.0 - sl.P;
+  const double curv1 = -(1.0 - sl.P) * 2.0 * a1 * b1 - sl.Q * (b1 * b1 - a1 * a1);
   double umin = u1, umax = u2;
-  if (curv(u2) > curv(u1)) std::swap(umin, umax);
+  if (!(curv1 > 0.0)) std::swap(umin, umax);
   umin = std::fmod(umin, kTwoPi);
   if (umin < 0.0) umin += kTwoPi;
   double du = std::fmod(umin - umax, kTwoPi);  // from the preceding maximum to the minimum
@@ -365,8 +376,9 @@ ExactResult propagate_exact(double j, double x0, double y0, double z0, double ta
       r.final_tau = t;
       break;
     }
-    State ev = mode_state(j, mode, st, hit.tau);
-    r.dissipated += dissipated(j, mode, st, hit.tau);
+    double integral = 0.0;
+    State ev = Slide(j, mode, st).state_and_integral(hit.tau, integral);
+    r.dissipated += j * mode * integral;
     ev.z = 0.0;
     t += hit.tau;
     const double ax = std::fabs(ev.x);
