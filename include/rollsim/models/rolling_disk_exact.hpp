@@ -25,8 +25,11 @@
 ///    touch is counted in ExactResult::grazings and the mode does not change (touch and go; the
 ///    exact orbit there continues in the same sliding mode).
 ///  - a sliding orbit reaching z = 0 with |x| within 8 eps of 1 (the corner x = s, where the
-///    opposite field is tangent): stick if s*y <= 0 (moving into the rolling strip or at rest),
+///    opposite field is tangent): stick if s*y <= 8 eps (moving into the rolling strip or at rest),
 ///    reversal otherwise.
+///  - a rolling circle with R^2 - 1 <= 16 eps counts as R <= 1 (permanent rolling): a slip from it
+///    would start a slide shorter than 1e-7 whose outcome only round-off decides.
+///  - more than 8 consecutive zero-length segments throw SolverError instead of looping.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
