@@ -31,7 +31,7 @@ from matplotlib.patches import Patch
 
 import rollsim_h5
 
-MAX_POINTS = 200_000  # longer signals are thinned for drawing
+MAX_POINTS = 100_000  # longer signals are thinned for drawing
 
 DIMENSIONLESS = {"", "1", "-", "none", "dimensionless"}
 
