@@ -65,7 +65,7 @@ class PlotTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(p.stdout.strip(), out)
                 self.assertPng(out)
-                self.assertLess(elapsed, 20.0)
+                self.assertLess(elapsed, 60.0)  # about 1 s when the machine is idle
 
     def test_default_output_name(self):
         src = os.path.join(self.tmp.name, "default_name.h5")
