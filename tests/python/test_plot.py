@@ -1,0 +1,162 @@
+"""tools/plot writes PNGs with the expected views for each kind of result file."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import h5py
+import matplotlib
+
+matplotlib.use("Agg")
+
+import synth
+import rollsim_h5
+import rollsim_plot
+
+PLOT = os.path.join(synth.TOOLS, "plot")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# kind -> (panel names, number of matplotlib axes including colorbars)
+EXPECTED = {
+    "table": (["angles", "rates", "contact position", "energy drift", "contact forces", "friction demand"], 6),
+    "disk": (["phase portrait", "x, y, z", "energy balance", "friction utilization"], 4),
+    "linear": (["bode magnitude", "eigenvalues", "bode phase", "modal table"], 4),
+    "sweep_basin": (["basin map", "rolling radius map"], 3),
+    "sweep_study": (["study t_edge", "study energy_drift"], 2),
+    "growth": (["growth", "growth error"], 2),
+}
+
+
+def run_plot(*args):
+    return subprocess.run([sys.executable, PLOT, *args], capture_output=True, text=True, timeout=120)
+
+
+class PlotTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.files = synth.write_all(cls.tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def assertPng(self, path, min_size=10_000):
+        self.assertTrue(os.path.isfile(path), path)
+        with open(path, "rb") as f:
+            head = f.read(24)
+        self.assertEqual(head[:8], PNG_SIGNATURE, path)
+        self.assertGreater(os.path.getsize(path), min_size, path)
+        width = int.from_bytes(head[16:20], "big")
+        height = int.from_bytes(head[20:24], "big")
+        self.assertGreater(width, 300)
+        self.assertGreater(height, 300)
+
+    def test_png_for_each_kind(self):
+        for kind in EXPECTED:
+            with self.subTest(kind=kind):
+                out = os.path.join(self.tmp.name, f"{kind}.png")
+                t0 = time.monotonic()
+                p = run_plot(self.files[kind], "-o", out)
+                elapsed = time.monotonic() - t0
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout.strip(), out)
+                self.assertPng(out)
+                self.assertLess(elapsed, 60.0)  # about 1 s when the machine is idle
+
+    def test_default_output_name(self):
+        src = os.path.join(self.tmp.name, "default_name.h5")
+        synth.write_growth(src)
+        p = run_plot(src)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertPng(os.path.join(self.tmp.name, "default_name.png"))
+
+    def test_axes_per_kind(self):
+        for kind, (panels, n_axes) in EXPECTED.items():
+            with self.subTest(kind=kind):
+                r = rollsim_h5.load(self.files[kind])
+                figs = rollsim_plot.figures(r)
+                self.assertEqual(len(figs), 1)
+                fig = figs[0]
+                self.assertEqual(fig.rollsim_panels, panels)
+                self.assertEqual(len(fig.axes), n_axes)
+                title = fig._suptitle.get_text()
+                self.assertIn(r.title, title)
+                self.assertIn(r.model, title)
+
+    def test_units_on_axes(self):
+        r = rollsim_h5.load(self.files["table"])
+        fig = rollsim_plot.figures(r)[0]
+        labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
+        self.assertIn(("time [s]", "theta1, theta2 [rad]"), labels)
+        self.assertIn(("time [s]", "omega1, omega2 [rad/s]"), labels)
+        self.assertIn(("time [s]", "normal_force, tangential_force [N]"), labels)
+        r = rollsim_h5.load(self.files["linear"])
+        fig = rollsim_plot.figures(r)[0]
+        labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
+        self.assertIn(("frequency [Hz]", "magnitude [dB]"), labels)
+        self.assertIn(("frequency [Hz]", "phase [deg]"), labels)
+        self.assertIn(("Re λ [1/s]", "Im λ [1/s]"), labels)
+        self.assertEqual(fig.axes[0].get_xscale(), "log")
+
+    def test_events_marked(self):
+        r = rollsim_h5.load(self.files["table"])
+        fig = rollsim_plot.figures(r)[0]
+        legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        self.assertIn("slip_onset (1)", legend)
+        self.assertIn("table_edge (1)", legend)
+
+    def test_title_falls_back_to_file_name(self):
+        path = os.path.join(self.tmp.name, "untitled.h5")
+        synth.write_disk(path)
+        with h5py.File(path, "a") as f:
+            del f.attrs["title"]
+        fig = rollsim_plot.figures(rollsim_h5.load(path))[0]
+        self.assertIn("untitled.h5", fig._suptitle.get_text())
+        self.assertIn("rolling_disk", fig._suptitle.get_text())
+
+    def test_split_views(self):
+        path = os.path.join(self.tmp.name, "table_and_linear.h5")
+        synth.write_table(path)
+        with h5py.File(self.files["linear"], "r") as src, h5py.File(path, "a") as dst:
+            src.copy("linear", dst)
+        out = os.path.join(self.tmp.name, "split.png")
+        p = run_plot(path, "-o", out, "--split")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        second = os.path.join(self.tmp.name, "split-2.png")
+        self.assertEqual(p.stdout.split(), [out, second])
+        self.assertPng(out)
+        self.assertPng(second)
+        fig = rollsim_plot.figures(rollsim_h5.load(path))[0]
+        self.assertEqual(len(fig.rollsim_panels), 10)
+
+    def test_incomplete_file(self):
+        out = os.path.join(self.tmp.name, "incomplete.png")
+        p = run_plot(self.files["incomplete"], "-o", out)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("incomplete", p.stderr)
+        self.assertIn("--allow-incomplete", p.stderr)
+        self.assertIn("running: t = 0.73", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        p = run_plot(self.files["incomplete"], "-o", out, "--allow-incomplete")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertPng(out)
+
+    def test_missing_and_unreadable(self):
+        p = run_plot(os.path.join(self.tmp.name, "nope.h5"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such file", p.stderr)
+        junk = os.path.join(self.tmp.name, "junk.h5")
+        with open(junk, "w") as f:
+            f.write("junk")
+        p = run_plot(junk)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cannot open", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

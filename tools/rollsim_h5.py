@@ -1,0 +1,375 @@
+"""Read rollsim HDF5 result files into plain Python objects.
+
+Usage::
+
+    import rollsim_h5
+    r = rollsim_h5.load("run.h5")
+    t = r.trajectory["time"]
+    theta1 = r.trajectory["theta1"]
+    r.trajectory.units["theta1"]        # "rad"
+    r.events["kind"]                    # numpy array of str
+    r.summary["termination"]
+    r.linear["eigenvectors_real"][:, j] # component i of eigenvector j at [i, j]
+
+Every string (attributes and string datasets) is decoded to ``str``.  Groups
+that a file does not have are empty (trajectory, events, summary, solver) or
+``None`` (linear, sweep, growth).  Files whose root attribute ``completed`` is 0
+are refused unless ``allow_incomplete=True``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Optional
+
+import h5py
+import numpy as np
+
+__all__ = [
+    "load",
+    "RollsimResult",
+    "Table",
+    "RollsimFileError",
+    "IncompleteFileError",
+    "FORMAT_NAME",
+    "SUPPORTED_FORMAT_VERSION",
+]
+
+FORMAT_NAME = "rollsim"
+SUPPORTED_FORMAT_VERSION = 1
+
+
+class RollsimFileError(Exception):
+    """A file is missing, unreadable or not a rollsim result file."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+class IncompleteFileError(RollsimFileError):
+    """The file's root attribute ``completed`` is 0 (the run did not finish)."""
+
+    def __init__(self, path: str, status: str):
+        super().__init__(
+            path,
+            f"incomplete result file (completed = 0, status = {status!r}); "
+            "pass allow_incomplete=True to read it anyway",
+        )
+        self.status = status
+
+
+class Table(dict):
+    """A dict of name -> numpy array, with per-dataset metadata.
+
+    ``units`` and ``descriptions`` map dataset names to the ``unit`` and
+    ``description`` attributes (missing ones are absent); ``attrs`` holds the
+    attributes of the HDF5 group itself and ``dataset_attrs`` every attribute
+    of every dataset.  Subgroups appear as nested ``Table`` values.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.units: dict[str, str] = {}
+        self.descriptions: dict[str, str] = {}
+        self.attrs: dict[str, Any] = {}
+        self.dataset_attrs: dict[str, dict[str, Any]] = {}
+        self.order: list[str] = []  # member names in creation order when the file tracks it
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def unit(self, name: str, default: str = "") -> str:
+        return self.units.get(name, default)
+
+    @property
+    def nrows(self) -> int:
+        """Length of the first 1-D column (0 if there is none)."""
+        for v in self.values():
+            if isinstance(v, np.ndarray) and v.ndim >= 1:
+                return int(v.shape[0])
+        return 0
+
+
+@dataclasses.dataclass
+class RollsimResult:
+    """Everything in one rollsim result file."""
+
+    path: str
+    provenance: dict            # root attributes
+    scenario: str               # /scenario attr toml: the input text
+    scenario_resolved: str      # /scenario attr resolved: "key = value" lines
+    resolved: dict              # the same parsed: key -> value string
+    trajectory: Table
+    events: Table
+    summary: dict
+    solver: dict
+    linear: Optional[Table]
+    sweep: Optional[Table]
+    growth: Optional[Table]
+
+    # Convenience views of the provenance.
+    @property
+    def model(self) -> str:
+        return str(self.provenance.get("model", ""))
+
+    @property
+    def title(self) -> str:
+        return str(self.provenance.get("title", ""))
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.provenance.get("completed", 0))
+
+    @property
+    def status(self) -> str:
+        return str(self.provenance.get("status", ""))
+
+    @property
+    def format_version(self) -> int:
+        return int(self.provenance.get("format_version", 0))
+
+    @property
+    def units(self) -> dict:
+        """Units of the trajectory signals (same as ``trajectory.units``)."""
+        return self.trajectory.units
+
+    @property
+    def descriptions(self) -> dict:
+        return self.trajectory.descriptions
+
+    @property
+    def swept_keys(self) -> list:
+        """Names of the swept parameters of a sweep, in sweep order."""
+        return swept_keys(self.sweep) if self.sweep is not None else []
+
+    def param(self, key: str, default=None):
+        """A value from the resolved scenario, as float when it parses as one."""
+        if key not in self.resolved:
+            return default
+        return _parse_scalar(self.resolved[key])
+
+
+# --------------------------------------------------------------------------
+# decoding helpers
+
+
+def _decode(value):
+    """Convert an h5py attribute value to plain Python / numpy, strings as str."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace").rstrip("\x00")
+    if isinstance(value, np.bytes_):
+        return bytes(value).decode("utf-8", errors="replace").rstrip("\x00")
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "SOU":
+            out = np.array([_decode(v) for v in value.ravel()], dtype=object)
+            if value.ndim == 0:
+                return out[0]
+            strs = [str(v) for v in out]
+            arr = np.array(strs, dtype=str) if strs else np.array([], dtype=str)
+            return arr.reshape(value.shape)
+        if value.ndim == 0:
+            return value.item()
+        if value.size == 1 and value.ndim == 1:
+            # h5py returns 1-element arrays for some scalar attributes written from C.
+            return value[0].item()
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _read_attrs(obj) -> dict:
+    out = {}
+    for k in obj.attrs.keys():
+        try:
+            out[str(k)] = _decode(obj.attrs[k])
+        except (OSError, TypeError) as exc:  # e.g. an attribute type h5py cannot read
+            out[str(k)] = f"<unreadable attribute: {exc}>"
+    return out
+
+
+def _read_dataset(ds: h5py.Dataset) -> np.ndarray:
+    if h5py.check_string_dtype(ds.dtype) is not None:
+        raw = ds.asstr(errors="replace")[()]
+        if isinstance(raw, str):
+            return raw
+        strs = [s.rstrip("\x00") for s in np.asarray(raw, dtype=object).ravel()]
+        arr = np.array(strs, dtype=str) if strs else np.array([], dtype=str)
+        return arr.reshape(np.shape(raw))
+    if ds.dtype.kind == "S":
+        return _decode(ds[()])
+    data = ds[()]
+    if isinstance(data, np.ndarray):
+        return data
+    return np.asarray(data)
+
+
+def _read_group(g: h5py.Group) -> Table:
+    t = Table()
+    t.attrs = _read_attrs(g)
+    for name, obj in g.items():
+        if isinstance(obj, h5py.Dataset):
+            t[name] = _read_dataset(obj)
+            a = _read_attrs(obj)
+            t.dataset_attrs[name] = a
+            if "unit" in a:
+                t.units[name] = str(a["unit"])
+            if "description" in a:
+                t.descriptions[name] = str(a["description"])
+        elif isinstance(obj, h5py.Group):
+            t[name] = _read_group(obj)
+    t.order = _group_order(g)
+    return t
+
+
+def _group_order(g: h5py.Group) -> list:
+    """Dataset names in creation order when the file tracks it, else h5py's order."""
+    try:
+        names = []
+        g.id.links.iterate(lambda n: names.append(n.decode()), idx_type=h5py.h5.INDEX_CRT_ORDER)
+        return names
+    except Exception:
+        return list(g.keys())
+
+
+def _parse_scalar(text: str):
+    s = str(text).strip()
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    if s in ("true", "false"):
+        return s == "true"
+    return s
+
+
+def parse_resolved(text: str) -> dict:
+    """Parse the ``resolved`` scenario text ("key = value" per line) into a dict of str."""
+    out = {}
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        k, v = line.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def swept_keys(sweep: Table) -> list:
+    """The swept parameter columns of a sweep table.
+
+    Taken from the group attribute ``swept_keys`` (or ``keys``) when present
+    (a comma/newline separated string or a string array); otherwise the
+    columns whose names contain a dot, in creation order if the file tracks it.
+    """
+    for attr in ("swept_keys", "keys", "swept"):
+        v = sweep.attrs.get(attr)
+        if v is None:
+            continue
+        if isinstance(v, str):
+            keys = [k.strip() for k in v.replace("\n", ",").split(",") if k.strip()]
+        else:
+            keys = [str(k) for k in np.ravel(v)]
+        keys = [k for k in keys if k in sweep]
+        if keys:
+            return keys
+    order = [k for k in sweep.order if k in sweep] or list(sweep.keys())
+    return [k for k in order if "." in k and isinstance(sweep[k], np.ndarray)]
+
+
+# --------------------------------------------------------------------------
+
+
+def load(path, allow_incomplete: bool = False) -> RollsimResult:
+    """Read a rollsim result file.
+
+    Raises RollsimFileError if the file is missing, unreadable or not a rollsim
+    file, and IncompleteFileError (a subclass) if its root attribute
+    ``completed`` is 0 and ``allow_incomplete`` is False.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise RollsimFileError(path, "no such file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as exc:
+        raise RollsimFileError(path, f"cannot open as HDF5 ({exc})") from None
+    with f:
+        prov = _read_attrs(f)
+        fmt = prov.get("format")
+        if fmt is not None and fmt != FORMAT_NAME:
+            raise RollsimFileError(path, f"not a rollsim file (format = {fmt!r})")
+        if fmt is None and not any(k in f for k in ("trajectory", "linear", "sweep", "growth")):
+            raise RollsimFileError(path, "not a rollsim file (no 'format' attribute)")
+        completed = prov.get("completed")
+        if not completed and not allow_incomplete:
+            status = prov.get("status")
+            if completed is None:
+                status = f"{status} (no 'completed' attribute)" if status else "no 'completed' attribute"
+            raise IncompleteFileError(path, str(status if status is not None else "unknown"))
+
+        scenario_attrs = _read_attrs(f["scenario"]) if "scenario" in f else {}
+        toml_text = str(scenario_attrs.get("toml", ""))
+        resolved_text = str(scenario_attrs.get("resolved", ""))
+
+        def group(name):
+            return _read_group(f[name]) if name in f and isinstance(f[name], h5py.Group) else None
+
+        def attr_dict(name):
+            if name not in f:
+                return {}
+            d = _read_attrs(f[name])
+            # Datasets in these groups (if any) are included too.
+            if isinstance(f[name], h5py.Group):
+                for k, obj in f[name].items():
+                    if isinstance(obj, h5py.Dataset):
+                        d.setdefault(k, _read_dataset(obj))
+            return d
+
+        trajectory = group("trajectory") or Table()
+        events = group("events") or Table()
+        sweep = group("sweep")
+        result = RollsimResult(
+            path=path,
+            provenance=prov,
+            scenario=toml_text,
+            scenario_resolved=resolved_text,
+            resolved=parse_resolved(resolved_text),
+            trajectory=trajectory,
+            events=events,
+            summary=attr_dict("summary"),
+            solver=attr_dict("solver"),
+            linear=group("linear"),
+            sweep=sweep,
+            growth=group("growth"),
+        )
+    return result
+
+
+if __name__ == "__main__":  # a quick look at a file: python3 rollsim_h5.py FILE.h5
+    import sys
+
+    for p in sys.argv[1:]:
+        r = load(p, allow_incomplete=True)
+        print(f"{p}: model={r.model!r} title={r.title!r} completed={r.completed} status={r.status!r}")
+        for gname in ("trajectory", "events", "linear", "sweep", "growth"):
+            g = getattr(r, gname)
+            if g:
+                cols = ", ".join(f"{k}{list(np.shape(v))}" for k, v in g.items())
+                print(f"  {gname}: {cols}")
+        for gname in ("summary", "solver"):
+            if getattr(r, gname):
+                print(f"  {gname}: {getattr(r, gname)}")

@@ -1,0 +1,668 @@
+"""Figures for rollsim result files (used by tools/plot).
+
+``views(result)`` returns the views that fit a file's content, each a list of
+panels; ``make_figure(result, panels)`` draws panels into one figure.  Figures
+are built with matplotlib's object API, so nothing here needs pyplot; pass
+``figure_factory=pyplot.figure`` to get figures pyplot can show.
+
+Views:
+  table      tipping-table runs: angles, rates, contact position, energy drift,
+             contact forces, friction demand |T|/N (event instants marked)
+  disk       rolling-disk runs: 3-D phase portrait (x, y, z) with the sliding
+             strip Sigma0 = {z = 0, |x| < 1}, x/y/z time histories with the mode
+             (+1, 0, -1) shaded, energy balance, friction utilization
+  linear     eigenvalue map, Bode magnitude/phase, modal table
+  sweep      basin map (two swept keys + classification) or study curves
+  growth     predicted vs measured growth, relative error
+  signals    any other trajectory: its signals grouped by unit
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.colors import ListedColormap, BoundaryNorm
+from matplotlib.patches import Patch
+
+import rollsim_h5
+
+MAX_POINTS = 100_000  # longer signals are thinned for drawing
+
+DIMENSIONLESS = {"", "1", "-", "none", "dimensionless"}
+
+EVENT_COLOURS = {
+    "table_edge": "tab:red",
+    "lift_off": "tab:purple",
+    "slip_onset": "tab:orange",
+    "stick": "tab:green",
+    "slip": "tab:orange",
+    "reversal": "tab:purple",
+}
+MODE_COLOURS = {1: "#f4a582", 0: "#92c5de", -1: "#b8e186"}
+MODE_NAMES = {1: "mode +1 (slip +)", 0: "mode 0 (stick)", -1: "mode -1 (slip -)"}
+CLASS_CODES = [("A", "#4393c3"), ("B", "#d6604d"), ("undetermined", "#bababa"), ("failed", "#000000")]
+OK_STATUS = {"ok", "completed", "complete", "success", "done", "finished"}
+
+
+@dataclass
+class Panel:
+    name: str
+    draw: Callable  # draw(ax) -> None
+    projection: Optional[str] = None
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def axis_label(name: str, unit: Optional[str]) -> str:
+    u = (unit or "").strip()
+    return f"{name} [-]" if u.lower() in DIMENSIONLESS else f"{name} [{u}]"
+
+
+def _thin(*arrays):
+    n = len(arrays[0])
+    if n <= MAX_POINTS:
+        return arrays
+    step = int(math.ceil(n / MAX_POINTS))
+    return tuple(np.asarray(a)[::step] for a in arrays)
+
+
+def _common_unit(table, names):
+    units = {table.units.get(n, "") for n in names}
+    return units.pop() if len(units) == 1 else "mixed"
+
+
+def mark_events(ax, events, tmin=None, tmax=None):
+    """Vertical lines at event instants, one colour and legend entry per kind."""
+    if not events or "time" not in events or len(events["time"]) == 0:
+        return
+    t = np.asarray(events["time"], dtype=float)
+    kinds = np.asarray(events.get("kind", np.array(["event"] * len(t))), dtype=str)
+    ylim = ax.get_ylim()  # lines in axes coordinates must not move the data limits
+    extra = iter(["tab:gray", "tab:olive", "tab:cyan", "tab:pink"])
+    for kind in dict.fromkeys(kinds):  # first-seen order
+        sel = t[kinds == kind]
+        colour = EVENT_COLOURS.get(kind) or next(extra, "tab:gray")
+        ax.vlines(sel, 0, 1, transform=ax.get_xaxis_transform(), colors=colour,
+                  linestyles="--", linewidth=0.9, label=f"{kind} ({len(sel)})")
+    ax.set_ylim(ylim)
+
+
+def shade_modes(ax, t, mode):
+    """Shade time intervals by mode (+1, 0, -1) across the whole height of ax."""
+    t = np.asarray(t, dtype=float)
+    mode = np.asarray(mode)
+    ylim = ax.get_ylim()
+    for m in (1, 0, -1):
+        mask = mode == m
+        if mask.any():
+            ax.fill_between(t, 0, 1, where=mask, step="post", transform=ax.get_xaxis_transform(),
+                            color=MODE_COLOURS[m], alpha=0.45, linewidth=0, label=MODE_NAMES[m], zorder=0)
+    ax.set_ylim(ylim)
+
+
+def _time(r):
+    return np.asarray(r.trajectory["time"], dtype=float)
+
+
+def _lines(ax, r, names, ylabel=None, events=True):
+    tr = r.trajectory
+    t = _time(r)
+    for n in names:
+        tt, y = _thin(t, np.asarray(tr[n], dtype=float))
+        ax.plot(tt, y, label=n, linewidth=1.1)
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(ylabel or axis_label(", ".join(names), _common_unit(tr, names)))
+    if events:
+        mark_events(ax, r.events)
+    ax.legend(fontsize="small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def _find_mu(r):
+    for k in ("mu", "friction_coefficient"):
+        if isinstance(r.summary.get(k), (int, float)):
+            return float(r.summary[k])
+    for k, v in r.resolved.items():
+        last = k.rsplit(".", 1)[-1]
+        if last in ("mu", "mu_s", "friction_coefficient"):
+            try:
+                return float(v)
+            except ValueError:
+                pass
+    return None
+
+
+# --------------------------------------------------------------------------
+# table runs
+
+
+def table_panels(r) -> list:
+    tr = r.trajectory
+    has = lambda *ns: all(n in tr for n in ns)  # noqa: E731
+    panels = []
+    angles = [n for n in ("theta1", "theta2") if n in tr]
+    rates = [n for n in ("omega1", "omega2") if n in tr]
+    if angles:
+        panels.append(Panel("angles", lambda ax: (_lines(ax, r, angles), ax.set_title("Angles"))))
+    if rates:
+        panels.append(Panel("rates", lambda ax: (_lines(ax, r, rates), ax.set_title("Angular rates"))))
+    if has("contact_position"):
+        panels.append(Panel("contact position", lambda ax: (_lines(ax, r, ["contact_position"]),
+                                                           ax.set_title("Contact position"))))
+    if has("total_energy"):
+        panels.append(Panel("energy drift", lambda ax: _energy_drift(ax, r)))
+    forces = [n for n in ("normal_force", "tangential_force") if n in tr]
+    if forces:
+        panels.append(Panel("contact forces", lambda ax: (_lines(ax, r, forces), ax.set_title("Contact forces"))))
+    if has("normal_force", "tangential_force"):
+        panels.append(Panel("friction demand", lambda ax: _friction_demand(ax, r)))
+    return panels
+
+
+def _energy_drift(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    e = np.asarray(tr["total_energy"], dtype=float)
+    e0 = e[0] if e.size else 0.0
+    unit = tr.units.get("total_energy", "J")
+    tt, d = _thin(t, e - e0)
+    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label="E(t) - E(0)")
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("total energy - initial", unit))
+    ax.set_title("Energy drift")
+    mark_events(ax, r.events)
+    if e0 != 0 and np.isfinite(e0):
+        scale = abs(e0)
+        sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
+        sec.set_ylabel("relative drift [-]")
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
+    ax.legend(fontsize="small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def _friction_demand(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    n = np.asarray(tr["normal_force"], dtype=float)
+    tc = np.asarray(tr["tangential_force"], dtype=float)
+    scale = np.nanmax(np.abs(n)) if n.size else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        demand = np.where(np.abs(n) > 1e-12 * max(scale, 1e-300), np.abs(tc) / np.abs(n), np.nan)
+    tt, dd = _thin(t, demand)
+    ax.plot(tt, dd, color="tab:green", linewidth=1.1, label="|T_c| / N")
+    mu = _find_mu(r)
+    if mu is not None:
+        ax.axhline(mu, color="k", linestyle=":", label=f"mu = {mu:g}")
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("friction demand |T_c|/N", ""))
+    ax.set_title("Friction demand")
+    mark_events(ax, r.events)
+    ax.legend(fontsize="small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+# --------------------------------------------------------------------------
+# disk runs
+
+
+def disk_panels(r) -> list:
+    tr = r.trajectory
+    panels = []
+    if all(n in tr for n in ("x", "y", "z")):
+        panels.append(Panel("phase portrait", lambda ax: _phase_portrait(ax, r), projection="3d"))
+        panels.append(Panel("x, y, z", lambda ax: _xyz(ax, r)))
+    if "total_energy" in tr:
+        panels.append(Panel("energy balance", lambda ax: _energy_balance(ax, r)))
+    if "friction_utilization" in tr:
+        panels.append(Panel("friction utilization", lambda ax: _utilization(ax, r)))
+    return panels
+
+
+def _mode(r):
+    tr = r.trajectory
+    return np.asarray(tr["mode"]).astype(int) if "mode" in tr else None
+
+
+def _phase_portrait(ax, r):
+    tr = r.trajectory
+    x, y, z = (np.asarray(tr[k], dtype=float) for k in ("x", "y", "z"))
+    mode = _mode(r)
+    x, y, z = _thin(x, y, z)
+    if mode is not None:
+        (mode,) = _thin(mode)
+        for m in (1, 0, -1):
+            sel = mode == m
+            if sel.any():
+                # Keep the neighbour of each run so that runs join up.
+                keep = sel | np.r_[sel[1:], False]
+                ax.plot(np.where(keep, x, np.nan), np.where(keep, y, np.nan), np.where(keep, z, np.nan),
+                        color=_darker(MODE_COLOURS[m]), linewidth=1.0, label=MODE_NAMES[m])
+    else:
+        ax.plot(x, y, z, linewidth=1.0)
+    # The sliding strip Sigma0 = {z = 0, |x| < 1}, drawn over the y range of the orbit.
+    if y.size:
+        ylo, yhi = np.nanmin(y), np.nanmax(y)
+        pad = 0.1 * max(yhi - ylo, 1.0)
+        ys = np.array([ylo - pad, yhi + pad])
+        X, Y = np.meshgrid(np.array([-1.0, 1.0]), ys)
+        ax.plot_surface(X, Y, np.zeros_like(X), color="tab:gray", alpha=0.25, linewidth=0)
+        for xe in (-1.0, 1.0):
+            ax.plot([xe, xe], ys, [0, 0], color="tab:gray", linewidth=0.8)
+        ax.plot([], [], color="tab:gray", linewidth=6, alpha=0.4, label="Σ0: z = 0, |x| < 1")
+        ax.scatter([x[0]], [y[0]], [z[0]], color="k", s=18, label="start")
+    ev = r.events
+    if ev and all(k in ev for k in ("x", "y", "z")) and len(ev["x"]):
+        ax.scatter(ev["x"], ev["y"], ev["z"], color="tab:red", s=12, marker="x", label="events")
+    ax.set_xlabel(axis_label("x", tr.units.get("x")))
+    ax.set_ylabel(axis_label("y", tr.units.get("y")))
+    ax.set_zlabel(axis_label("z", tr.units.get("z")))
+    ax.set_title("Phase portrait")
+    ax.legend(fontsize="x-small", loc="upper left")
+
+
+def _darker(hex_colour):
+    h = hex_colour.lstrip("#")
+    rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    return tuple(0.6 * c for c in rgb)
+
+
+def _xyz(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    for name, colour in (("x", "black"), ("y", "tab:purple"), ("z", "tab:brown")):
+        tt, v = _thin(t, np.asarray(tr[name], dtype=float))
+        ax.plot(tt, v, color=colour, linewidth=1.1, label=name)
+    mode = _mode(r)
+    if mode is not None:
+        shade_modes(ax, *_thin(t, mode))
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("x, y, z", _common_unit(tr, ["x", "y", "z"])))
+    ax.set_title("State and mode")
+    ax.legend(fontsize="x-small", loc="best", ncol=2)
+    ax.grid(True, alpha=0.3)
+
+
+def _energy_balance(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    e = np.asarray(tr["total_energy"], dtype=float)
+    unit = tr.units.get("total_energy", "J")
+    tt, ee = _thin(t, e)
+    ax.plot(tt, ee, label="total", linewidth=1.1)
+    if "dissipated_energy" in tr:
+        dis = np.asarray(tr["dissipated_energy"], dtype=float)
+        _, dd, bal = _thin(t, dis, e + dis)
+        ax.plot(tt, dd, label="dissipated", linewidth=1.1)
+        ax.plot(tt, bal, label="total + dissipated", linewidth=1.6, linestyle="--")
+    if e.size:
+        ax.axhline(e[0], color="k", linestyle=":", label="initial")
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("energy", unit))
+    ax.set_title("Energy balance")
+    mark_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def _utilization(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    tt, u = _thin(t, np.asarray(tr["friction_utilization"], dtype=float))
+    ax.plot(tt, u, color="k", linewidth=1.1, label="friction_utilization")
+    ax.axhline(1.0, color="tab:red", linestyle=":", label="limit")
+    mode = _mode(r)
+    if mode is not None:
+        shade_modes(ax, *_thin(t, mode))
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("friction utilization", tr.units.get("friction_utilization")))
+    ax.set_title("Friction utilization")
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+# --------------------------------------------------------------------------
+# linearization
+
+
+def linear_panels(r) -> list:
+    lin = r.linear
+    panels = []
+    fr = lin.get("frequency_response")
+    has_fr = isinstance(fr, dict) and "frequency_hz" in fr
+    if has_fr and "magnitude_db" in fr:
+        panels.append(Panel("bode magnitude", lambda ax: _bode(ax, fr, "magnitude_db", "magnitude", "dB")))
+    if "eigenvalues_real" in lin:
+        panels.append(Panel("eigenvalues", lambda ax: _eigen_map(ax, lin)))
+    if has_fr and "phase_deg" in fr:
+        panels.append(Panel("bode phase", lambda ax: _bode(ax, fr, "phase_deg", "phase", "deg")))
+    if "eigenvalues_real" in lin and any(k in lin for k in ("frequency_hz", "damping_ratio")):
+        panels.append(Panel("modal table", lambda ax: _modal_table(ax, lin)))
+    return panels
+
+
+def _bode(ax, fr, key, what, default_unit):
+    f = np.asarray(fr["frequency_hz"], dtype=float)
+    y = np.asarray(fr[key], dtype=float)
+    if y.ndim == 2 and y.shape[0] != f.size:
+        y = y.T
+    ax.semilogx(f, y, linewidth=1.2)
+    ax.set_xlabel(axis_label("frequency", fr.units.get("frequency_hz", "Hz")))
+    ax.set_ylabel(axis_label(what, fr.units.get(key, default_unit)))
+    ax.set_title(f"Bode {what}")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _eigen_map(ax, lin):
+    re = np.asarray(lin["eigenvalues_real"], dtype=float)
+    im = np.asarray(lin.get("eigenvalues_imag", np.zeros_like(re)), dtype=float)
+    unit = lin.units.get("eigenvalues_real", "1/s")
+    stable = re < 0
+    ax.axhline(0, color="k", linewidth=0.6)
+    ax.axvline(0, color="k", linewidth=0.6)
+    ax.axvspan(0, max(1.0, np.nanmax(np.abs(re)) if re.size else 1.0) * 1.2, color="tab:red", alpha=0.06)
+    for sel, colour, label in ((stable, "tab:blue", "Re < 0"), (~stable, "tab:red", "Re ≥ 0")):
+        if sel.any():
+            ax.scatter(re[sel], im[sel], marker="x", color=colour, label=f"{label} ({sel.sum()})")
+    if re.size:
+        span = max(np.nanmax(np.abs(re)), np.nanmax(np.abs(im)), 1e-12) * 1.2
+        ax.set_xlim(-span, span)
+        ax.set_ylim(-span, span)
+    ax.set_xlabel(axis_label("Re λ", unit))
+    ax.set_ylabel(axis_label("Im λ", lin.units.get("eigenvalues_imag", unit)))
+    ax.set_title("Eigenvalues")
+    ax.legend(fontsize="small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def _modal_table(ax, lin):
+    re = np.asarray(lin["eigenvalues_real"], dtype=float)
+    im = np.asarray(lin.get("eigenvalues_imag", np.zeros_like(re)), dtype=float)
+    cols = [c for c in ("frequency_hz", "damping_ratio", "time_constant", "wavelength") if c in lin]
+    header = ["λ"] + [axis_label(c, lin.units.get(c, "")) for c in cols]
+    rows = []
+    for i in range(min(len(re), 12)):
+        rows.append([f"{re[i]:.4g}{im[i]:+.4g}j"] + [f"{np.asarray(lin[c])[i]:.4g}" for c in cols])
+    ax.axis("off")
+    if rows:
+        tab = ax.table(cellText=rows, colLabels=header, loc="center")
+        tab.auto_set_font_size(False)
+        tab.set_fontsize(7)
+        tab.scale(1.0, 1.2)
+    title = "Modes" + (f" (first 12 of {len(re)})" if len(re) > 12 else "")
+    ax.set_title(title)
+
+
+# --------------------------------------------------------------------------
+# sweeps
+
+
+def _ok_mask(sw):
+    if "status" not in sw:
+        return np.ones(sw.nrows, dtype=bool)
+    st = np.char.lower(np.asarray(sw["status"], dtype=str))
+    ok = np.isin(st, list(OK_STATUS))
+    return ok if ok.any() else np.ones(st.size, dtype=bool)
+
+
+def _edges(v):
+    v = np.asarray(v, dtype=float)
+    if v.size == 1:
+        return np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = 0.5 * (v[1:] + v[:-1])
+    return np.r_[v[0] - (mid[0] - v[0]), mid, v[-1] + (v[-1] - mid[-1])]
+
+
+def sweep_panels(r) -> list:
+    sw = r.sweep
+    keys = rollsim_h5.swept_keys(sw)
+    numeric_keys = [k for k in keys if np.asarray(sw[k]).dtype.kind in "fiu"]
+    if len(numeric_keys) >= 2 and "classification" in sw:
+        panels = [Panel("basin map", lambda ax: _basin(ax, r, numeric_keys[0], numeric_keys[1]))]
+        if "rolling_radius" in sw:
+            panels.append(Panel("rolling radius map",
+                                lambda ax: _field_map(ax, r, numeric_keys[0], numeric_keys[1], "rolling_radius")))
+        return panels
+    preference = {
+        "tipping_table": ["t_edge", "energy_drift", "t_final"],
+        "rolling_disk": ["rolling_radius", "dissipated_energy", "t_final"],
+    }.get(r.model, ["t_edge", "rolling_radius", "energy_drift", "dissipated_energy", "t_final", "n_events"])
+    metrics = [m for m in preference if m in sw and np.asarray(sw[m]).dtype.kind in "fiu"
+               and np.isfinite(np.asarray(sw[m], dtype=float)).any()][:2]
+    if not metrics:
+        metrics = [c for c in sw if c not in keys and np.asarray(sw[c]).dtype.kind in "fiu"][:1]
+    return [Panel(f"study {m}", (lambda m: lambda ax: _study(ax, r, numeric_keys, m))(m)) for m in metrics]
+
+
+def _grid(sw, kx, ky):
+    x = np.asarray(sw[kx], dtype=float)
+    y = np.asarray(sw[ky], dtype=float)
+    ux, uy = np.unique(x), np.unique(y)
+    if ux.size * uy.size > 4 * max(x.size, 1):
+        return None  # scattered samples, not a grid
+    return x, y, ux, uy, np.searchsorted(ux, x), np.searchsorted(uy, y)
+
+
+def _basin(ax, r, kx, ky):
+    sw = r.sweep
+    cls = np.asarray(sw["classification"], dtype=str)
+    codes = np.full(cls.size, 2, dtype=int)
+    for i, (name, _) in enumerate(CLASS_CODES[:3]):
+        codes[cls == name] = i
+    codes[~_ok_mask(sw)] = 3
+    cmap = ListedColormap([c for _, c in CLASS_CODES])
+    norm = BoundaryNorm(np.arange(-0.5, len(CLASS_CODES) + 0.5), cmap.N)
+    g = _grid(sw, kx, ky)
+    if g is not None:
+        x, y, ux, uy, ix, iy = g
+        grid = np.full((uy.size, ux.size), np.nan)
+        grid[iy, ix] = codes
+        ax.pcolormesh(_edges(ux), _edges(uy), np.ma.masked_invalid(grid), cmap=cmap, norm=norm, shading="flat")
+    else:
+        ax.scatter(sw[kx], sw[ky], c=codes, cmap=cmap, norm=norm, s=10)
+    present = sorted(set(codes.tolist()))
+    ax.legend(handles=[Patch(color=CLASS_CODES[i][1], label=f"{CLASS_CODES[i][0]} ({(codes == i).sum()})")
+                       for i in present], fontsize="small", loc="best", framealpha=0.8)
+    ax.set_xlabel(axis_label(kx, sw.units.get(kx, "")))
+    ax.set_ylabel(axis_label(ky, sw.units.get(ky, "")))
+    ax.set_title("Basin map (classification)")
+
+
+def _field_map(ax, r, kx, ky, col):
+    sw = r.sweep
+    v = np.asarray(sw[col], dtype=float).copy()
+    v[~_ok_mask(sw)] = np.nan
+    g = _grid(sw, kx, ky)
+    if g is not None:
+        x, y, ux, uy, ix, iy = g
+        grid = np.full((uy.size, ux.size), np.nan)
+        grid[iy, ix] = v
+        m = ax.pcolormesh(_edges(ux), _edges(uy), np.ma.masked_invalid(grid), shading="flat", cmap="viridis")
+    else:
+        m = ax.scatter(sw[kx], sw[ky], c=v, s=10, cmap="viridis")
+    cb = ax.figure.colorbar(m, ax=ax)
+    cb.set_label(axis_label(col, sw.units.get(col, "")))
+    ax.set_xlabel(axis_label(kx, sw.units.get(kx, "")))
+    ax.set_ylabel(axis_label(ky, sw.units.get(ky, "")))
+    ax.set_title(col.replace("_", " "))
+
+
+def _study(ax, r, keys, metric):
+    sw = r.sweep
+    y = np.asarray(sw[metric], dtype=float)
+    ok = _ok_mask(sw)
+    if keys:
+        kx = keys[0]
+        x = np.asarray(sw[kx], dtype=float)
+        xlabel = axis_label(kx, sw.units.get(kx, ""))
+    else:
+        kx, x, xlabel = None, np.arange(y.size, dtype=float), "run [-]"
+    groups = [(None, np.ones(y.size, dtype=bool))]
+    if len(keys) >= 2:
+        k2 = keys[1]
+        v2 = np.asarray(sw[k2])
+        u2 = np.unique(v2)
+        unit2 = sw.units.get(k2, "")
+        unit2 = "" if unit2.strip().lower() in DIMENSIONLESS else f" {unit2}"
+        groups = [(f"{k2} = {u:g}{unit2}" if np.asarray(u).dtype.kind in "fiu" else f"{k2} = {u}", v2 == u)
+                  for u in u2]
+    colours = _colour_cycle(len(groups))
+    for (label, sel), colour in zip(groups, colours):
+        s = sel & ok
+        order = np.argsort(x[s], kind="stable")
+        ax.plot(x[s][order], y[s][order], marker="o", markersize=3, linewidth=1.1, color=colour, label=label)
+    nfail = int((~ok).sum())
+    if nfail:
+        fx, fy = x[~ok], y[~ok]
+        fin = np.isfinite(fy)
+        ax.scatter(fx[fin], fy[fin], marker="x", color="tab:red", label=f"failed ({nfail})")
+    if "classification" in sw and not len(keys) >= 2:
+        cls = np.asarray(sw["classification"], dtype=str)
+        for name, colour in CLASS_CODES[:2]:
+            sel = (cls == name) & ok
+            ax.scatter(x[sel], y[sel], s=16, color=colour, zorder=3, label=f"class {name}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(axis_label(metric, sw.units.get(metric, "")))
+    ax.set_title(f"{metric} vs {kx}" if kx else metric)
+    if len(groups) > 1 or nfail or "classification" in sw:
+        ax.legend(fontsize="x-small", loc="best", ncol=2 if len(groups) > 6 else 1)
+    ax.grid(True, alpha=0.3)
+
+
+def _colour_cycle(n):
+    if n <= 10:
+        return [f"C{i}" for i in range(n)]
+    from matplotlib import colormaps
+    cmap = colormaps["viridis"]
+    return [cmap(i / max(n - 1, 1)) for i in range(n)]
+
+
+# --------------------------------------------------------------------------
+# growth check
+
+
+def growth_panels(r) -> list:
+    g = r.growth
+    if not all(k in g for k in ("epsilon", "predicted", "measured")):
+        return []
+    panels = [Panel("growth", lambda ax: _growth(ax, g))]
+    if "rel_error" in g:
+        panels.append(Panel("growth error", lambda ax: _growth_error(ax, g)))
+    return panels
+
+
+def _growth_groups(g):
+    modes = np.asarray(g["mode"], dtype=str) if "mode" in g else np.array(["all"] * g.nrows)
+    return [(m, modes == m) for m in dict.fromkeys(modes)]
+
+
+def _growth(ax, g):
+    eps = np.asarray(g["epsilon"], dtype=float)
+    for i, (m, sel) in enumerate(_growth_groups(g)):
+        o = np.argsort(eps[sel])
+        ax.loglog(eps[sel][o], np.abs(np.asarray(g["predicted"], dtype=float)[sel][o]), "-", color=f"C{i}",
+                  label=f"{m} predicted")
+        ax.loglog(eps[sel][o], np.abs(np.asarray(g["measured"], dtype=float)[sel][o]), "o", color=f"C{i}",
+                  label=f"{m} measured")
+    ax.set_xlabel(axis_label("epsilon", g.units.get("epsilon", "")))
+    ax.set_ylabel(axis_label("|growth|", g.units.get("predicted", "")))
+    ax.set_title("Growth: predicted vs measured")
+    ax.legend(fontsize="x-small")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _growth_error(ax, g):
+    eps = np.asarray(g["epsilon"], dtype=float)
+    err = np.asarray(g["rel_error"], dtype=float)
+    for i, (m, sel) in enumerate(_growth_groups(g)):
+        o = np.argsort(eps[sel])
+        ax.loglog(eps[sel][o], np.abs(err[sel][o]), "o-", color=f"C{i}", label=m)
+    ax.set_xlabel(axis_label("epsilon", g.units.get("epsilon", "")))
+    ax.set_ylabel(axis_label("relative error", g.units.get("rel_error", "")))
+    ax.set_title("Growth: relative error")
+    ax.legend(fontsize="x-small")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+# --------------------------------------------------------------------------
+# other trajectories
+
+
+def signal_panels(r) -> list:
+    tr = r.trajectory
+    by_unit = {}
+    for name, v in tr.items():
+        if name == "time" or not isinstance(v, np.ndarray) or v.ndim != 1 or v.dtype.kind not in "fiub":
+            continue
+        by_unit.setdefault(tr.units.get(name, ""), []).append(name)
+    return [Panel(f"signals [{u}]", (lambda names: lambda ax: _lines(ax, r, names))(names))
+            for u, names in list(by_unit.items())[:6]]
+
+
+# --------------------------------------------------------------------------
+
+
+def is_table(r) -> bool:
+    return r.model == "tipping_table" or "theta1" in r.trajectory
+
+
+def is_disk(r) -> bool:
+    return r.model == "rolling_disk" or all(k in r.trajectory for k in ("x", "y", "z", "mode"))
+
+
+def views(r) -> list:
+    """[(view name, [Panel, ...]), ...] for everything in the file that can be drawn."""
+    out = []
+    if r.trajectory and "time" in r.trajectory and len(r.trajectory["time"]) > 0:
+        if is_table(r):
+            out.append(("table", table_panels(r)))
+        elif is_disk(r):
+            out.append(("disk", disk_panels(r)))
+        else:
+            out.append(("signals", signal_panels(r)))
+    if r.linear:
+        out.append(("linear", linear_panels(r)))
+    if r.sweep and r.sweep.nrows > 0:
+        out.append(("sweep", sweep_panels(r)))
+    if r.growth and r.growth.nrows > 0:
+        out.append(("growth", growth_panels(r)))
+    return [(name, panels) for name, panels in out if panels]
+
+
+def figure_title(r) -> str:
+    title = r.title or os.path.basename(r.path)
+    model = r.model or "unknown model"
+    extra = "" if r.completed else f"  (INCOMPLETE: {r.status})"
+    return f"{title}\nmodel: {model}{extra}"
+
+
+def make_figure(r, panels, figure_factory: Optional[Callable] = None):
+    """One figure with the given panels on a grid of up to two columns."""
+    n = len(panels)
+    ncols = 1 if n == 1 else 2
+    nrows = int(math.ceil(n / ncols))
+    size = (6.4 * ncols, 3.9 * nrows + 0.7)
+    fig = (figure_factory or Figure)(figsize=size, layout="constrained")
+    for i, p in enumerate(panels):
+        kw = {"projection": p.projection} if p.projection else {}
+        ax = fig.add_subplot(nrows, ncols, i + 1, **kw)
+        p.draw(ax)
+    fig.suptitle(figure_title(r))
+    fig.rollsim_panels = [p.name for p in panels]
+    return fig
+
+
+def figures(r, split: bool = False, figure_factory: Optional[Callable] = None) -> list:
+    """Figures for a loaded result: one with every panel, or one per view if split."""
+    vs = views(r)
+    if not vs:
+        return []
+    if split:
+        return [make_figure(r, panels, figure_factory) for _, panels in vs]
+    return [make_figure(r, [p for _, panels in vs for p in panels], figure_factory)]
