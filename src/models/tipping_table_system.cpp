@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
+#include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
 
 namespace rollsim::tipping_table {
@@ -79,7 +80,7 @@ class TableSummarizer final : public Summarizer {
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
 };
 
-class TableSystem final : public HybridSystem {
+class TableSystem final : public HybridSystem, public Linearizable {
  public:
   TableSystem(const Params& p, const double* x0, const EventActions& a) : p_(p), a_(a) {
     std::copy(x0, x0 + kStates, x0_);
@@ -141,6 +142,29 @@ class TableSystem final : public HybridSystem {
   std::unique_ptr<Summarizer> make_summarizer() const override {
     return std::make_unique<TableSummarizer>(p_.friction_coefficient ? *p_.friction_coefficient : NAN);
   }
+
+  // Linearizable: the same templated equations, with AD scalars; the input is the table torque.
+  const Signals& inputs() const override {
+    static const Signals s{{"table_torque", "N m", "torque on the table, positive increases theta1"}};
+    return s;
+  }
+  std::vector<double> input_values() const override { return {p_.table_torque}; }
+  void rhs_ad(const AD* x, const AD* u, AD* xdot) const override { tipping_table::rhs(p_, x, u[0], xdot); }
+  void signals_ad(const AD* x, const AD* u, AD* y) const override {
+    for (int i = 0; i < kStates; ++i) y[i] = x[i];
+    AD n, t;
+    contact_forces(p_, x, u[0], n, t);
+    AD* o = y + kStates;
+    o[kS] = contact_position(p_, x);
+    o[kN] = n;
+    o[kT] = t;
+    o[kDemand] = t / n;  // signed here: |.| is not differentiable at 0
+    o[kKin] = kinetic_energy(p_, x);
+    o[kPot] = potential_energy(p_, x);
+    o[kTot] = o[kKin] + o[kPot];
+    o[kWork] = u[0] * (x[0] - x0_[0]);
+  }
+  int degrees_of_freedom() const override { return 2; }
 
  private:
   Params p_;
