@@ -7,6 +7,8 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
+#include "rollsim/analysis/linear.hpp"
+#include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
 
@@ -165,6 +167,23 @@ class TableSystem final : public HybridSystem, public Linearizable {
     o[kWork] = u[0] * (x[0] - x0_[0]);
   }
   int degrees_of_freedom() const override { return 2; }
+  std::vector<std::string> default_linear_outputs() const override { return {"theta2"}; }
+
+  /// (1.7) holds for the benchmark's relations: equal masses, a uniform disk wheel, a thin plate table.
+  std::vector<std::complex<double>> reference_eigenvalues(std::string& label) const override {
+    auto close = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
+    const double m = p_.wheel_mass, r = p_.wheel_radius, l = p_.table_length;
+    if (!close(p_.table_mass, m) || !close(p_.wheel_inertia, 0.5 * m * r * r) ||
+        !close(p_.table_inertia, p_.table_mass * l * l / 12.0) || x0_[0] != 0 || x0_[1] != 0 || x0_[2] != 0 ||
+        x0_[3] != 0 || p_.table_torque != 0)
+      return {};
+    if (m == 1.0 && r == 0.25 && l == 1.0 && p_.gravity == 9.81) {
+      label = "IFToMM benchmark (1.8)-(1.9)";
+      return linear::iftomm_benchmark_eigenvalues();
+    }
+    label = "IFToMM closed form (1.7)";
+    return linear::iftomm_eigenvalues(p_.gravity, r, l);
+  }
 
  private:
   Params p_;
@@ -220,6 +239,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
     k.description = "at the " + name + " event: stop the run, or only record the event";
     v.push_back(k);
   }
+  for (auto& k : linear_keys()) v.push_back(k);
   KeySpec title;
   title.path = "title";
   title.kind = Kind::String;

@@ -35,6 +35,7 @@ std::string kind_name(Kind k) {
     case Kind::Boolean: return "true or false";
     case Kind::String: return "a string";
     case Kind::RealList: return "an array of numbers";
+    case Kind::StringList: return "an array of strings";
   }
   return "?";
 }
@@ -203,6 +204,24 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
       e.value = static_cast<long long>(e.list.size());
       break;
     }
+    case Kind::StringList: {
+      auto a = n.as_array();
+      if (!a) throw wrong_type();
+      for (const auto& item : *a) {
+        auto str = item.as_string();
+        if (!str) throw InputError(where, spec.path + " must be an array of strings; it holds " + node_type_name(item));
+        const std::string v = str->get();
+        if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) {
+          std::string msg = spec.path + " holds \"" + v + "\", which is not allowed; allowed values " + spec.range_text();
+          const std::string near = closest_match(v, spec.choices);
+          if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
+          throw InputError(where, msg);
+        }
+        e.strings.push_back(v);
+      }
+      e.value = static_cast<long long>(e.strings.size());
+      break;
+    }
   }
   return e;
 }
@@ -226,7 +245,7 @@ std::string to_string(const Value& v) {
 }
 
 std::string KeySpec::range_text() const {
-  if (kind == Kind::String) {
+  if (kind == Kind::String || kind == Kind::StringList) {
     if (choices.empty()) return "any string";
     std::string s;
     for (const auto& c : choices) s += (s.empty() ? "" : ", ") + ("\"" + c + "\"");
@@ -274,6 +293,7 @@ std::optional<double> Scenario::optional_real(const std::string& key) const {
   return real(key);
 }
 std::vector<double> Scenario::real_list(const std::string& key) const { return entry(*this, key).list; }
+std::vector<std::string> Scenario::string_list(const std::string& key) const { return entry(*this, key).strings; }
 Origin Scenario::origin(const std::string& key) const {
   auto it = values.find(key);
   if (it == values.end()) return Origin{path, 0, 0};
@@ -290,12 +310,18 @@ std::string Scenario::resolved_text() const {
   for (const auto& [k, e] : values) {
     os << k << " = ";
     if (!e.list.empty() || std::holds_alternative<long long>(e.value)) {
-      bool is_list = false;
+      Kind kind = Kind::Integer;
       for (const auto& s : schema)
-        if (s.path == k && s.kind == Kind::RealList) is_list = true;
-      if (is_list) {
+        if (s.path == k) kind = s.kind;
+      if (kind == Kind::RealList) {
         os << '[';
         for (size_t i = 0; i < e.list.size(); ++i) os << (i ? ", " : "") << fmt_number(e.list[i]);
+        os << "]\n";
+        continue;
+      }
+      if (kind == Kind::StringList) {
+        os << '[';
+        for (size_t i = 0; i < e.strings.size(); ++i) os << (i ? ", " : "") << '"' << e.strings[i] << '"';
         os << "]\n";
         continue;
       }
@@ -437,7 +463,15 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   for (const auto& k : schema) {
     if (sc.values.count(k.path)) continue;
     if (k.required) throw InputError(Origin{path, 1, 1}, "missing required key '" + k.path + "' (" + k.description + ")");
-    if (k.def) {
+    if (!k.def_list.empty() || !k.def_strings.empty()) {
+      Scenario::Entry e;
+      e.list = k.def_list;
+      e.strings = k.def_strings;
+      e.value = static_cast<long long>(e.list.size() + e.strings.size());
+      e.origin = Origin{path, 0, 0};
+      e.defaulted = true;
+      sc.values[k.path] = e;
+    } else if (k.def) {
       Scenario::Entry e;
       e.value = *k.def;
       e.origin = Origin{path, 0, 0};

@@ -2,6 +2,8 @@
 /// \file What a smooth model offers the linear analysis: its right-hand side and its signals evaluated with
 /// automatic-differentiation scalars, and its inputs. A system that implements this besides HybridSystem can
 /// be linearised (`rollsim linearize`) and checked against its nonlinear self (`rollsim check growth`).
+#include <complex>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -25,6 +27,11 @@ class Linearizable {
   virtual void signals_ad(const AD* x, const AD* u, AD* y) const = 0;
   /// Number of second-order degrees of freedom (states / 2 for a mechanical model).
   virtual int degrees_of_freedom() const = 0;
+  /// Independently known eigenvalues for these parameters (a closed form from the literature), if any, with
+  /// a label naming the source; empty when none applies.
+  virtual std::vector<std::complex<double>> reference_eigenvalues(std::string& /*label*/) const { return {}; }
+  /// The outputs a linearisation uses by default (signal names).
+  virtual std::vector<std::string> default_linear_outputs() const = 0;
 };
 
 }  // namespace rollsim

@@ -16,13 +16,15 @@ using Value = std::variant<double, long long, bool, std::string>;
 std::string to_string(const Value& v);
 
 /// What a key may hold.
-enum class Kind { Real, Integer, Boolean, String, RealList };
+enum class Kind { Real, Integer, Boolean, String, RealList, StringList };
 
 /// One key of a schema: its dotted path, type, default, allowed range or choices, unit and meaning.
 struct KeySpec {
   std::string path;          ///< dotted, e.g. "parameters.wheel_mass"
   Kind kind = Kind::Real;
   std::optional<Value> def;  ///< no default and not required: the key is optional
+  std::vector<double> def_list;          ///< default of a RealList key (used when not empty)
+  std::vector<std::string> def_strings;  ///< default of a StringList key (used when not empty)
   bool required = false;
   double lo = -1e308, hi = 1e308;  ///< allowed range for numbers
   bool lo_open = false, hi_open = false;
@@ -48,6 +50,7 @@ class Scenario {
   const std::string& string(const std::string& key) const;
   std::optional<double> optional_real(const std::string& key) const;
   std::vector<double> real_list(const std::string& key) const;
+  std::vector<std::string> string_list(const std::string& key) const;
   Origin origin(const std::string& key) const;  ///< where the key was set (the file, if defaulted)
   bool is_default(const std::string& key) const;
   /// Throws an InputError at the key's origin.
@@ -59,6 +62,7 @@ class Scenario {
   struct Entry {
     Value value;
     std::vector<double> list;
+    std::vector<std::string> strings;
     Origin origin;
     bool defaulted = false;
   };

@@ -1,0 +1,49 @@
+#pragma once
+/// \file Linear analysis of a model at its scenario's operating point: the state space with exact AD
+/// Jacobians, eigenvalues and the EoM-style modal table, poles, zeros, gain and frequency response.
+#include <string>
+#include <vector>
+
+#include "rollsim/analysis/linear.hpp"
+#include "rollsim/hybrid/system.hpp"
+#include "rollsim/scenario/scenario.hpp"
+
+namespace rollsim {
+
+struct LinearOptions {
+  std::vector<std::string> outputs;  ///< signal names; empty: the model's default
+  double f_min = 0.01, f_max = 100;  ///< [Hz]
+  long n_frequencies = 200;
+  double equilibrium_tolerance = 1e-9;  ///< max |f(x0, u0)| for an equilibrium
+  bool allow_non_equilibrium = false;
+  linear::Tolerances tolerances;
+};
+
+struct LinearResult {
+  std::vector<std::string> state_names, state_units, input_names, input_units, output_names, output_units;
+  Eigen::VectorXd x0, u0;
+  linear::StateSpace ss;
+  double equilibrium_residual = 0;  ///< max |f(x0, u0)|
+  std::string residual_state;       ///< the state derivative with the largest residual
+  linear::EigenResult eig;
+  linear::ModalTable modal;
+  std::vector<std::complex<double>> poles;
+  linear::ZerosResult zeros;
+  linear::SteadyStateGain gain;
+  linear::FrequencyResponse response;
+  std::vector<std::complex<double>> reference;  ///< independently known eigenvalues, if any
+  std::string reference_label;
+  double reference_error = NAN;                 ///< l2 norm of computed - reference (IFToMM measure)
+  std::string rule;                             ///< the classification rule in words
+};
+
+/// The [linear] keys, for models that can be linearised.
+std::vector<KeySpec> linear_keys();
+LinearOptions linear_options(const Scenario& sc);
+
+/// Linearise `system` (which must implement Linearizable) about its initial state and inputs. Throws
+/// InputError (at `where`) if it cannot be linearised, or if the point is not an equilibrium and
+/// allow_non_equilibrium is false.
+LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Origin& where);
+
+}  // namespace rollsim

@@ -1,0 +1,144 @@
+#include "rollsim/analysis/linear_model.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/core/error.hpp"
+
+namespace rollsim {
+
+std::vector<KeySpec> linear_keys() {
+  std::vector<KeySpec> v;
+  KeySpec outs;
+  outs.path = "linear.outputs";
+  outs.kind = Kind::StringList;
+  outs.description = "output signals of the state space (states or outputs); default: the model's";
+  v.push_back(outs);
+  auto real = [&](const char* path, double def, double lo, bool lo_open, const char* unit, const char* desc) {
+    KeySpec k;
+    k.path = path;
+    k.kind = Kind::Real;
+    k.def = def;
+    k.lo = lo;
+    k.lo_open = lo_open;
+    k.unit = unit;
+    k.description = desc;
+    v.push_back(k);
+  };
+  real("linear.f_min", 0.01, 0, true, "Hz", "lowest frequency of the frequency response");
+  real("linear.f_max", 100.0, 0, true, "Hz", "highest frequency of the frequency response");
+  real("linear.equilibrium_tolerance", 1e-9, 0, true, "state units/s", "largest |x'| at an equilibrium");
+  real("linear.tolerance_abs", 1e-6, 0, false, "rad/s", "roots with |lambda| below this are rigid-body modes");
+  real("linear.tolerance_rel", 1e-8, 0, false, "1", "relative threshold for zero real or imaginary parts");
+  KeySpec n;
+  n.path = "linear.n_frequencies";
+  n.kind = Kind::Integer;
+  n.def = 200LL;
+  n.lo = 1;
+  n.hi = 1e7;
+  n.description = "points of the logarithmic frequency grid";
+  v.push_back(n);
+  return v;
+}
+
+LinearOptions linear_options(const Scenario& sc) {
+  LinearOptions o;
+  if (sc.has("linear.outputs")) o.outputs = sc.string_list("linear.outputs");
+  o.f_min = sc.real("linear.f_min");
+  o.f_max = sc.real("linear.f_max");
+  if (o.f_max < o.f_min)
+    sc.fail("linear.f_max", "linear.f_max = " + to_string(sc.values.at("linear.f_max").value) +
+                                " Hz is below linear.f_min; allowed range [f_min, inf)");
+  o.n_frequencies = sc.integer("linear.n_frequencies");
+  o.equilibrium_tolerance = sc.real("linear.equilibrium_tolerance");
+  o.tolerances.abs = sc.real("linear.tolerance_abs");
+  o.tolerances.rel = sc.real("linear.tolerance_rel");
+  return o;
+}
+
+LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Origin& where) {
+  const auto* lin = dynamic_cast<const Linearizable*>(&system);
+  if (!lin)
+    throw InputError(where, "the model \"" + system.model_name() +
+                                "\" has no smooth right-hand side to linearise (it is switched or nonsmooth)");
+  LinearResult r;
+  const auto& states = system.states();
+  const auto& outs = system.outputs();
+  const auto n = static_cast<Eigen::Index>(states.size());
+  std::vector<Signal> all(states.begin(), states.end());
+  all.insert(all.end(), outs.begin(), outs.end());
+  for (const auto& s : states) {
+    r.state_names.push_back(s.name);
+    r.state_units.push_back(s.unit);
+  }
+  for (const auto& s : lin->inputs()) {
+    r.input_names.push_back(s.name);
+    r.input_units.push_back(s.unit);
+  }
+  const std::vector<std::string> wanted = opt.outputs.empty() ? lin->default_linear_outputs() : opt.outputs;
+  std::vector<Eigen::Index> pick;
+  for (const auto& name : wanted) {
+    Eigen::Index k = -1;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].name == name) k = static_cast<Eigen::Index>(i);
+    if (k < 0) {
+      std::string list;
+      for (const auto& s : all) list += (list.empty() ? "" : ", ") + s.name;
+      throw InputError(where, "linear.outputs: unknown signal \"" + name + "\"; allowed: " + list);
+    }
+    pick.push_back(k);
+    r.output_names.push_back(all[static_cast<std::size_t>(k)].name);
+    r.output_units.push_back(all[static_cast<std::size_t>(k)].unit);
+  }
+
+  std::vector<double> x0(states.size());
+  system.initial_state(x0.data());
+  r.x0 = Eigen::Map<Eigen::VectorXd>(x0.data(), n);
+  const auto u0 = lin->input_values();
+  r.u0 = Eigen::Map<const Eigen::VectorXd>(u0.data(), static_cast<Eigen::Index>(u0.size()));
+  const std::size_t n_all = all.size();
+
+  auto f = [&](const linear::Vec<linear::AD>& x, const linear::Vec<linear::AD>& u) {
+    linear::Vec<linear::AD> xd(n);
+    lin->rhs_ad(x.data(), u.data(), xd.data());
+    return xd;
+  };
+  auto h = [&](const linear::Vec<linear::AD>& x, const linear::Vec<linear::AD>& u) {
+    std::vector<linear::AD> y(n_all);
+    lin->signals_ad(x.data(), u.data(), y.data());
+    linear::Vec<linear::AD> out(static_cast<Eigen::Index>(pick.size()));
+    for (std::size_t i = 0; i < pick.size(); ++i) out(static_cast<Eigen::Index>(i)) = y[static_cast<std::size_t>(pick[i])];
+    return out;
+  };
+  r.ss = linear::linearize(f, h, r.x0, r.u0);
+  Eigen::Index worst = 0;
+  r.equilibrium_residual = r.ss.f0.cwiseAbs().maxCoeff(&worst);
+  r.residual_state = states[static_cast<std::size_t>(worst)].name;
+  if (r.equilibrium_residual > opt.equilibrium_tolerance && !opt.allow_non_equilibrium) {
+    std::ostringstream os;
+    os.precision(6);
+    os << "the initial state is not an equilibrium: d(" << r.residual_state << ")/dt = " << r.ss.f0(worst)
+       << ", beyond linear.equilibrium_tolerance = " << opt.equilibrium_tolerance
+       << "; choose an equilibrium, or pass --allow-non-equilibrium to linearise here anyway";
+    throw InputError(where, os.str());
+  }
+  r.eig = linear::eigen_analysis(r.ss.A, opt.tolerances);
+  r.modal = linear::modal_table(r.eig.values, opt.tolerances);
+  r.modal.counts.degrees_of_freedom = lin->degrees_of_freedom();
+  r.rule = linear::classification_rule(opt.tolerances);
+  r.poles = linear::poles(r.ss, opt.tolerances);
+  if (r.ss.inputs() == r.ss.outputs() && r.ss.inputs() > 0) r.zeros = linear::transmission_zeros(r.ss);
+  r.gain = linear::steady_state_gain(r.ss);
+  if (r.ss.inputs() > 0 && r.ss.outputs() > 0)
+    r.response = linear::frequency_response(
+        r.ss, linear::log_grid(opt.f_min, opt.f_max, static_cast<std::size_t>(opt.n_frequencies)));
+  r.reference = lin->reference_eigenvalues(r.reference_label);
+  if (!r.reference.empty()) {
+    std::vector<std::complex<double>> computed(r.eig.values.data(), r.eig.values.data() + r.eig.values.size());
+    r.reference_error = linear::iftomm_error(computed, r.reference, opt.tolerances);
+  }
+  return r;
+}
+
+}  // namespace rollsim

@@ -1,0 +1,148 @@
+// rollsim linearize SCENARIO: the state space, eigenvalues and EoM-style modal table at the scenario's
+// operating point, the frequency response, and the HDF5 /linear group.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "common.hpp"
+#include "rollsim/analysis/linear_model.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/io/linear_writer.hpp"
+#include "rollsim/models/registry.hpp"
+
+namespace rollsim::cli {
+
+namespace {
+
+struct LinArgs {
+  std::string scenario, out, iftomm;
+  std::vector<std::string> sets;
+  bool allow_non_equilibrium = false;
+};
+
+std::string num(double v, const char* fmt = "%.10e") {
+  if (std::isnan(v)) return "-";
+  char b[40];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+void print_matrix(const char* name, const Eigen::MatrixXd& m) {
+  std::printf("%s (%ld x %ld) =\n", name, static_cast<long>(m.rows()), static_cast<long>(m.cols()));
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    std::printf("   ");
+    for (Eigen::Index j = 0; j < m.cols(); ++j) std::printf(" %17.10e", m(i, j));
+    std::printf("\n");
+  }
+}
+
+std::string complex_text(std::complex<double> z) {
+  char b[80];
+  std::snprintf(b, sizeof b, "%.15e %c %.15ei", z.real(), z.imag() < 0 ? '-' : '+', std::abs(z.imag()));
+  return b;
+}
+
+void print_result(const LinearResult& r) {
+  std::printf("Operating point: ");
+  for (std::size_t i = 0; i < r.state_names.size(); ++i)
+    std::printf("%s%s = %g", i ? ", " : "", r.state_names[i].c_str(), r.x0(static_cast<Eigen::Index>(i)));
+  for (std::size_t i = 0; i < r.input_names.size(); ++i)
+    std::printf(", %s = %g", r.input_names[i].c_str(), r.u0(static_cast<Eigen::Index>(i)));
+  std::printf("\nEquilibrium residual max |x'| = %.3e (%s)\n\n", r.equilibrium_residual, r.residual_state.c_str());
+
+  std::printf("Eigenvalues\n");
+  std::printf("%3s %18s %18s %18s %18s\n", "No.", "Real [rad/s]", "Imaginary [rad/s]", "Real [Hz]", "Imaginary [Hz]");
+  int k = 1;
+  for (const auto& row : r.modal.rows)
+    std::printf("%3d %18s %18s %18s %18s\n", k++, num(row.real_rad_s).c_str(), num(row.imag_rad_s).c_str(),
+                num(row.real_hz).c_str(), num(row.imag_hz).c_str());
+  std::printf("\nModal table\n");
+  std::printf("%3s %18s %18s %18s %18s  %s\n", "No.", "Frequency [Hz]", "Damping ratio", "Time constant [s]",
+              "Wavelength [s]", "Class");
+  k = 1;
+  for (const auto& row : r.modal.rows)
+    std::printf("%3d %18s %18s %18s %18s  %s\n", k++, num(row.natural_frequency_hz).c_str(),
+                num(row.damping_ratio).c_str(), num(row.time_constant_s).c_str(), num(row.wavelength_s).c_str(),
+                linear::to_string(row.stability));
+  std::printf("\n%s.\nRule: %s\n", linear::summary_line(r.modal.counts).c_str(), r.rule.c_str());
+  if (!r.reference.empty())
+    std::printf("\n%s: l2 error of the computed eigenvalues = %.3e\n", r.reference_label.c_str(), r.reference_error);
+
+  std::printf("\nState space: x = [");
+  for (std::size_t i = 0; i < r.state_names.size(); ++i) std::printf("%s%s", i ? ", " : "", r.state_names[i].c_str());
+  std::printf("], u = [");
+  for (std::size_t i = 0; i < r.input_names.size(); ++i) std::printf("%s%s", i ? ", " : "", r.input_names[i].c_str());
+  std::printf("], y = [");
+  for (std::size_t i = 0; i < r.output_names.size(); ++i) std::printf("%s%s", i ? ", " : "", r.output_names[i].c_str());
+  std::printf("]\n");
+  print_matrix("A", r.ss.A);
+  print_matrix("B", r.ss.B);
+  print_matrix("C", r.ss.C);
+  print_matrix("D", r.ss.D);
+
+  std::printf("\nTransfer function\n  poles:");
+  for (auto p : r.poles) std::printf("  %s", complex_text(p).c_str());
+  std::printf("\n  transmission zeros:");
+  if (r.ss.inputs() != r.ss.outputs())
+    std::printf(" (not computed: %ld inputs, %ld outputs)", static_cast<long>(r.ss.inputs()),
+                static_cast<long>(r.ss.outputs()));
+  else if (r.zeros.degenerate)
+    std::printf(" every s (degenerate system)");
+  else if (r.zeros.zeros.empty())
+    std::printf(" none");
+  for (auto z : r.zeros.zeros) std::printf("  %s", complex_text(z).c_str());
+  std::printf("\n  steady-state gain:");
+  if (r.gain.a_singular) std::printf(" undetermined (A is singular)");
+  else
+    for (Eigen::Index i = 0; i < r.gain.gain.size(); ++i) std::printf(" %.10e", r.gain.gain.data()[i]);
+  std::printf("\n");
+  if (!r.response.frequency_hz.empty())
+    std::printf("  frequency response: %zu points from %g Hz to %g Hz (in the HDF5 file)\n",
+                r.response.frequency_hz.size(), r.response.frequency_hz.front(), r.response.frequency_hz.back());
+}
+
+int linearize_command(const LinArgs& a) {
+  const Scenario sc = load_scenario(a.scenario, a.sets);
+  auto system = find_model(sc.model)->make_system(sc);
+  LinearOptions opt = linear_options(sc);
+  opt.allow_non_equilibrium = a.allow_non_equilibrium;
+  const std::string out = (!a.out.empty() || (sc.has("output.file") && !sc.string("output.file").empty()))
+                              ? output_path(sc, a.out)
+                              : std::string();
+  const LinearResult r = linearize_system(*system, opt, Origin{sc.path, 0, 0});
+  if (r.equilibrium_residual > opt.equilibrium_tolerance)
+    std::fprintf(stderr, "rollsim: warning: linearising at a non-equilibrium point (max |x'| = %.3e in %s)\n",
+                 r.equilibrium_residual, r.residual_state.c_str());
+  print_result(r);
+  if (!a.iftomm.empty()) {
+    std::ofstream f(a.iftomm);
+    std::vector<std::complex<double>> ev(r.eig.values.data(), r.eig.values.data() + r.eig.values.size());
+    f << linear::iftomm_results_text(ev);
+    if (!f) throw IoError("cannot write " + a.iftomm);
+    std::printf("wrote %s\n", a.iftomm.c_str());
+  }
+  if (!out.empty()) {
+    ResultFile file(out, provenance(sc));
+    write_linear(file.root(), r);
+    file.close(true, "ok");
+    std::printf("wrote %s\n", out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_linearize_command(CLI::App& app) {
+  auto args = std::make_shared<LinArgs>();
+  auto* cmd = app.add_subcommand("linearize", "Eigenvalues, modal table, state space and frequency response at the "
+                                              "scenario's operating point");
+  cmd->add_option("scenario", args->scenario, "scenario file (.toml)")->required();
+  cmd->add_option("-o,--output", args->out, "write /linear to this HDF5 file");
+  cmd->add_option("--set", args->sets, "override a scenario key (repeatable)");
+  cmd->add_option("--iftomm", args->iftomm, "write the eigenvalues as an IFToMM results file");
+  cmd->add_flag("--allow-non-equilibrium", args->allow_non_equilibrium,
+                "linearise even if the initial state is not an equilibrium (with a warning)");
+  cmd->callback([args]() { throw CLI::RuntimeError(linearize_command(*args)); });
+}
+
+}  // namespace rollsim::cli
