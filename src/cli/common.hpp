@@ -27,5 +27,8 @@ void print_summary(const RunResult& res, const std::string& out_path);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_linearize_command(CLI::App& app);
+void add_check_growth_command(CLI::App& app);
+/// The `check` command group (created on first use).
+CLI::App* check_command(CLI::App& app);
 
 }  // namespace rollsim::cli

@@ -8,6 +8,7 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "rollsim/analysis/linear.hpp"
+#include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
@@ -240,6 +241,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
     v.push_back(k);
   }
   for (auto& k : linear_keys()) v.push_back(k);
+  for (auto& k : growth_keys()) v.push_back(k);
   KeySpec title;
   title.path = "title";
   title.kind = Kind::String;

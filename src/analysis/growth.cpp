@@ -1,0 +1,175 @@
+#include "rollsim/analysis/growth.hpp"
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdio>
+
+#include "rollsim/models/registry.hpp"
+#include "rollsim/solve/simulate.hpp"
+
+namespace rollsim {
+
+namespace {
+
+std::string num(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+
+/// Least-squares slope of y against t.
+double slope(const std::vector<double>& t, const std::vector<double>& y) {
+  const double n = static_cast<double>(t.size());
+  double st = 0, sy = 0, stt = 0, sty = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    st += t[i];
+    sy += y[i];
+    stt += t[i] * t[i];
+    sty += t[i] * y[i];
+  }
+  return (n * sty - st * sy) / (n * stt - st * st);
+}
+
+class StateRecorder final : public Observer {
+ public:
+  std::vector<double> t;
+  std::vector<std::vector<double>> x;
+  void on_sample(double tt, const double* xx, const double*, int) override {
+    t.push_back(tt);
+    x.emplace_back(xx, xx + n);
+  }
+  void on_start(const RunInfo& info) override { n = info.system->states().size(); }
+  std::size_t n = 0;
+};
+
+}  // namespace
+
+std::vector<KeySpec> growth_keys() {
+  std::vector<KeySpec> v;
+  KeySpec eps;
+  eps.path = "growth.epsilons";
+  eps.kind = Kind::RealList;
+  eps.lo = 0;
+  eps.lo_open = true;
+  eps.hi = 1;
+  eps.def_list = GrowthOptions{}.epsilons;
+  eps.description = "perturbation sizes along each mode shape (unit 2-norm eigenvector)";
+  v.push_back(eps);
+  auto real = [&](const char* path, double def, double lo, double hi, const char* desc) {
+    KeySpec k;
+    k.path = path;
+    k.kind = Kind::Real;
+    k.def = def;
+    k.lo = lo;
+    k.lo_open = true;
+    k.hi = hi;
+    k.description = desc;
+    v.push_back(k);
+  };
+  real("growth.tolerance", 1e-5, 0, 1, "largest relative error allowed for small epsilon");
+  real("growth.small_epsilon", 1e-6, 0, 1, "epsilons up to this must meet growth.tolerance");
+  real("growth.window_scale", 1.0, 0, 100, "window length in time constants (real roots) or 2-period units (pairs)");
+  real("growth.rtol", 1e-12, 1e-15, 1e-3, "relative tolerance of the perturbed runs");
+  return v;
+}
+
+GrowthOptions growth_options(const Scenario& sc) {
+  GrowthOptions o;
+  o.epsilons = sc.real_list("growth.epsilons");
+  if (o.epsilons.empty()) sc.fail("growth.epsilons", "growth.epsilons is empty; give at least one epsilon in (0, 1]");
+  o.tolerance = sc.real("growth.tolerance");
+  o.small_epsilon = sc.real("growth.small_epsilon");
+  o.window_scale = sc.real("growth.window_scale");
+  o.rtol = sc.real("growth.rtol");
+  return o;
+}
+
+GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const GrowthOptions& opt) {
+  GrowthResult res;
+  const auto n = lin.x0.size();
+  const Eigen::MatrixXcd Vinv = lin.eig.vectors.inverse();
+  const ModelEntry* model = find_model(sc.model);
+  for (Eigen::Index k = 0; k < lin.eig.values.size(); ++k) {
+    const std::complex<double> lambda = lin.eig.values(k);
+    const auto& row = lin.modal.rows[static_cast<std::size_t>(k)];
+    if (row.oscillatory && lambda.imag() < 0) continue;  // one run per pair, from its +imag member
+    if (std::abs(lambda) <= 1e-12) continue;             // a rigid-body root has no rate to measure
+    const std::string label = std::to_string(k + 1) + (row.oscillatory ? ": oscillatory pair" : ": real");
+    const double window = opt.window_scale * (row.oscillatory ? 2.0 * 2.0 * M_PI / std::abs(lambda.imag())
+                                                              : 1.0 / std::abs(lambda.real()));
+    const Eigen::VectorXd shape = lin.eig.vectors.col(k).real();
+    std::vector<double> eps_ok, err_ok;
+    for (double eps : opt.epsilons) {
+      GrowthRow r;
+      r.mode = static_cast<int>(k + 1);
+      r.label = label;
+      r.epsilon = eps;
+      r.predicted = lambda;
+      r.window = window;
+      std::vector<std::string> sets = sc.overrides;
+      for (Eigen::Index i = 0; i < n; ++i)
+        sets.push_back("initial." + lin.state_names[static_cast<std::size_t>(i)] + "=" + num(lin.x0(i) + eps * shape(i)));
+      sets.push_back("simulation.t_end=" + num(window));
+      sets.push_back("simulation.output_dt=" + num(window / static_cast<double>(opt.samples)));
+      sets.push_back("solver.rtol=" + num(opt.rtol));
+      sets.push_back("solver.atol=" + num(std::max(1e-300, eps * opt.rtol * 1e-3)));
+      sets.push_back("solver.method=\"bdf\"");
+      const Scenario run_sc = load_scenario_text(sc.text, sc.path, sets);
+      auto system = model->make_system(run_sc);
+      StateRecorder rec;
+      const RunResult rr = simulate(*system, simulation_options(run_sc), {&rec});
+      if (!rr.completed()) r.status = rr.status + ": " + rr.message;
+      else if (rr.t_final < window * (1 - 1e-12)) r.status = "stopped early by " + rr.termination;
+      // Fit over the samples (the event instants are samples too; they are on the same curve).
+      std::vector<double> t, logmag, phase;
+      double prev_arg = 0, unwrap = 0;
+      for (std::size_t s = 0; s < rec.t.size(); ++s) {
+        Eigen::VectorXd dx(n);
+        for (Eigen::Index i = 0; i < n; ++i) dx(i) = rec.x[s][static_cast<std::size_t>(i)] - lin.x0(i);
+        const std::complex<double> q = (Vinv.row(k) * dx.cast<std::complex<double>>())(0);
+        if (std::abs(q) == 0) continue;
+        const double arg = std::arg(q);
+        if (!t.empty()) {
+          double d = arg - prev_arg;
+          while (d > M_PI) d -= 2 * M_PI;
+          while (d < -M_PI) d += 2 * M_PI;
+          unwrap += d;
+        } else {
+          unwrap = arg;
+        }
+        prev_arg = arg;
+        t.push_back(rec.t[s]);
+        logmag.push_back(std::log(std::abs(q)));
+        phase.push_back(unwrap);
+      }
+      if (t.size() < 10) {
+        r.status = "too few samples to fit (" + std::to_string(t.size()) + ")";
+        r.measured = NAN;
+        r.rel_error = NAN;
+      } else {
+        r.measured = {slope(t, logmag), row.oscillatory ? slope(t, phase) : 0.0};
+        r.rel_error = std::abs(r.measured - lambda) / std::abs(lambda);
+      }
+      if (eps <= opt.small_epsilon && !(r.rel_error <= opt.tolerance)) res.passed = false;
+      if (r.status == "ok" && r.rel_error > 0) {
+        eps_ok.push_back(std::log(eps));
+        err_ok.push_back(std::log(r.rel_error));
+      }
+      res.rows.push_back(r);
+    }
+    // The order: the slope over the largest epsilons, where nonlinearity dominates the integration error.
+    GrowthOrder ord;
+    ord.label = label;
+    std::vector<double> le, lr;
+    for (std::size_t i = 0; i < eps_ok.size(); ++i)
+      if (std::exp(err_ok[i]) > 1e3 * opt.rtol) {
+        le.push_back(eps_ok[i]);
+        lr.push_back(err_ok[i]);
+      }
+    if (le.size() >= 2) ord.order = slope(le, lr);
+    res.orders.push_back(ord);
+  }
+  return res;
+}
+
+}  // namespace rollsim
