@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("rollsim ") + kSoftwareVersion + " (" + kGitHash + ")");
   app.require_subcommand(1);
   cli::add_run_command(app);
+  cli::add_check_formulations_command(app);
 
   try {
     app.parse(argc, argv);
