@@ -95,13 +95,6 @@ int growth_command(const GrowthArgs& a) {
 
 }  // namespace
 
-CLI::App* check_command(CLI::App& app) {
-  for (auto* sub : app.get_subcommands([](CLI::App* s) { return s->get_name() == "check"; })) return sub;
-  auto* check = app.add_subcommand("check", "Checks of the models against independent answers");
-  check->require_subcommand(1);
-  return check;
-}
-
 void add_check_growth_command(CLI::App& app) {
   auto args = std::make_shared<GrowthArgs>();
   auto* cmd = check_command(app)->add_subcommand(

@@ -73,4 +73,11 @@ void print_summary(const RunResult& res, const std::string& out_path) {
     std::printf("%s %s\n", res.completed() ? "wrote" : "kept partial results (completed = 0) in", out_path.c_str());
 }
 
+CLI::App* check_command(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App* a) { return a->get_name() == "check"; })) return sub;
+  CLI::App* check = app.add_subcommand("check", "Consistency checks of the models and solvers");
+  check->require_subcommand(1);
+  return check;
+}
+
 }  // namespace rollsim::cli

@@ -23,12 +23,14 @@ Provenance provenance(const Scenario& sc);
 /// Print a run's summary and solver work to stdout.
 void print_summary(const RunResult& res, const std::string& out_path);
 
+/// The "check" subcommand group: returns the existing one, or creates it. Every `check` command adds itself to it.
+CLI::App* check_command(CLI::App& app);
+
 /// Each command registers itself and returns nothing; errors propagate as rollsim exceptions.
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_linearize_command(CLI::App& app);
 void add_check_growth_command(CLI::App& app);
-/// The `check` command group (created on first use).
-CLI::App* check_command(CLI::App& app);
+void add_check_formulations_command(CLI::App& app);
 
 }  // namespace rollsim::cli

@@ -12,6 +12,7 @@
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/models/tipping_table_dae.hpp"
 
 namespace rollsim::tipping_table {
 
@@ -29,6 +30,8 @@ const Signals& state_signals() {
 
 enum Out { kS, kN, kT, kDemand, kKin, kPot, kTot, kWork, kOutputs };
 
+}  // namespace
+
 const Signals& output_signals() {
   static const Signals s{
       {"contact_position", "m", "contact point along the table from the pivot, s = r (theta1 - theta2)"},
@@ -42,6 +45,8 @@ const Signals& output_signals() {
   };
   return s;
 }
+
+namespace {
 
 /// Running extremes over every sample and internal step.
 class TableSummarizer final : public Summarizer {
@@ -210,7 +215,7 @@ KeySpec real_key(const std::string& path, std::optional<double> def, double lo, 
 
 constexpr double kInf = 1e308;
 
-std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
+std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   std::vector<KeySpec> v{
       real_key("parameters.wheel_mass", 1.0, 0, true, kInf, false, "kg", "wheel mass m_w"),
       real_key("parameters.wheel_radius", 0.25, 0, true, kInf, false, "m", "wheel radius r"),
@@ -248,6 +253,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   title.def = std::string("");
   title.description = "a title for plots and reports";
   v.push_back(title);
+  append_formulation_keys(v, raw);
   return v;
 }
 
@@ -302,6 +308,8 @@ EventActions actions_from(const Scenario& sc) {
   return a;
 }
 
+std::unique_ptr<Summarizer> make_table_summarizer(double mu) { return std::make_unique<TableSummarizer>(mu); }
+
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions) {
   return std::make_unique<TableSystem>(p, x0, actions);
 }
@@ -319,6 +327,7 @@ ModelEntry model_entry() {
     const Params p = params_from(sc);
     double x0[kStates];
     initial_from(sc, p, x0);
+    if (sc.string("formulation") == "dae") return make_dae_system(p, x0, actions_from(sc), dae_options_from(sc));
     return make_system(p, x0, actions_from(sc));
   };
   return e;

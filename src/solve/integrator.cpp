@@ -5,6 +5,7 @@
 namespace rollsim {
 
 std::unique_ptr<Integrator> make_cvode_integrator(const HybridSystem& system, const SolverOptions& options);
+std::unique_ptr<Integrator> make_ida_integrator(const HybridSystem& system, const SolverOptions& options);
 
 long SolverStats::get(const std::string& name) const {
   for (const auto& [k, v] : counts)
@@ -15,6 +16,7 @@ long SolverStats::get(const std::string& name) const {
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
   if (system.formulation() == Formulation::Ode && (options.method == "bdf" || options.method == "adams"))
     return make_cvode_integrator(system, options);
+  if (system.formulation() == Formulation::Dae && options.method == "bdf") return make_ida_integrator(system, options);
   throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
 }
 

@@ -3,6 +3,7 @@
 /// named witness functions with a direction, and what happens at an event.
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,24 @@ class HybridSystem {
   virtual void rhs(double t, const double* x, int mode, double* xdot) const = 0;
   /// Optional dense Jacobian J[i + n*j] = d f_i / d x_j (column-major). Returns false if not provided.
   virtual bool jacobian(double /*t*/, const double* /*x*/, int /*mode*/, double* /*J*/) const { return false; }
+
+  /// DAE residual F(t, x, x') (formulation() == Dae). \param x, xdot dim size(); \param r out, dim size().
+  virtual void residual(double /*t*/, const double* /*x*/, const double* /*xdot*/, int /*mode*/, double* /*r*/) const {
+    throw std::logic_error(model_name() + ": no DAE residual");
+  }
+  /// DAE: 1 for a differential component of x, 0 for an algebraic one (e.g. a Lagrange multiplier).
+  virtual void differential_ids(double* id) const {
+    for (std::size_t i = 0; i < size(); ++i) id[i] = 1.0;
+  }
+  /// DAE: x' at (t, x), exact or a guess that the integrator makes consistent (IDACalcIC).
+  virtual void initial_derivative(double /*t*/, const double* /*x*/, int /*mode*/, double* xdot0) const {
+    for (std::size_t i = 0; i < size(); ++i) xdot0[i] = 0.0;
+  }
+  /// DAE: optional iteration matrix J = dF/dx + cj dF/dx' (column-major, n x n). Returns false if not provided.
+  virtual bool residual_jacobian(double /*t*/, const double* /*x*/, const double* /*xdot*/, int /*mode*/,
+                                 double /*cj*/, double* /*J*/) const {
+    return false;
+  }
 
   /// The witnesses active in a mode, and their values.
   virtual std::vector<Witness> witnesses(int mode) const = 0;

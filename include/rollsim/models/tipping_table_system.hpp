@@ -23,6 +23,11 @@ EventActions actions_from(const Scenario& sc);
 /// The system, in the minimal coordinates of (1.3)-(1.4).
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions);
 
+/// The output signals of the tipping table (both formulations start with these, in this order).
+const Signals& output_signals();
+/// The table's summary (energy drift, smallest N, largest friction demand, event times); mu: NaN if none.
+std::unique_ptr<Summarizer> make_table_summarizer(double mu);
+
 /// The conserved quantity T + V - tau theta1 [J] (the torque's work is counted).
 double energy_with_input(const Params& p, const double* x);
 

@@ -1,0 +1,225 @@
+#include "rollsim/models/tipping_table_dae.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "rollsim/models/constrained_mechanics.hpp"
+
+namespace rollsim::tipping_table {
+
+namespace {
+
+constexpr int kQ = BodyModel::nq;
+static_assert(mechanics::state_size<BodyModel>() == kDaeStates);
+
+enum State { kTh1, kTh2, kPx, kPy, kW1, kW2, kVx, kVy, kLn, kLt };
+enum DaeOut { kConstraintNormal = 8, kConstraintRolling = 9, kDaeOutputs = 10 };
+
+const Signals& dae_state_signals() {
+  static const Signals s{
+      {"theta1", "rad", "table angle from level"},
+      {"theta2", "rad", "absolute wheel rotation"},
+      {"wheel_x", "m", "wheel centre, horizontal, from the pivot"},
+      {"wheel_y", "m", "wheel centre, vertical, from the pivot"},
+      {"omega1", "rad/s", "table angular velocity"},
+      {"omega2", "rad/s", "wheel angular velocity"},
+      {"wheel_vx", "m/s", "wheel centre velocity, horizontal"},
+      {"wheel_vy", "m/s", "wheel centre velocity, vertical"},
+      {"lambda_normal", "N", "multiplier of the contact constraint (= normal_force)"},
+      {"lambda_tangential", "N", "multiplier of the rolling constraint (= tangential_force)"},
+  };
+  return s;
+}
+
+const Signals& dae_output_signals() {
+  static const Signals s = [] {
+    Signals v = output_signals();
+    v.push_back({"constraint_normal", "m", "contact constraint residual -px sin theta1 + py cos theta1 - r (drift)"});
+    v.push_back({"constraint_rolling", "m",
+                 "rolling constraint residual r (phi - phi_support) - (s - s_support) of the ideal rolling element "
+                 "(drift)"});
+    return v;
+  }();
+  return s;
+}
+
+/// The table's summary, plus the largest constraint residuals.
+class DaeSummarizer final : public Summarizer {
+ public:
+  explicit DaeSummarizer(std::unique_ptr<Summarizer> base) : base_(std::move(base)) {}
+  void on_point(double t, const double* x, const double* y, int mode) override {
+    base_->on_point(t, x, y, mode);
+    max_n_ = std::max(max_n_, std::abs(y[kConstraintNormal]));
+    max_r_ = std::max(max_r_, std::abs(y[kConstraintRolling]));
+  }
+  void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
+    base_->on_event(t, kind, before, after, x);
+  }
+  std::vector<SummaryItem> items() const override {
+    auto v = base_->items();
+    v.push_back({"constraint_normal_max", max_n_, "", "m", "largest contact constraint residual", false});
+    v.push_back({"constraint_rolling_max", max_r_, "", "m", "largest rolling constraint residual", false});
+    return v;
+  }
+
+ private:
+  std::unique_ptr<Summarizer> base_;
+  double max_n_ = 0, max_r_ = 0;
+};
+
+class TableDaeSystem final : public HybridSystem {
+ public:
+  TableDaeSystem(const Params& p, const double* x0, const EventActions& a, const DaeOptions& o)
+      : m_{p}, a_(a), o_(o) {
+    std::copy(x0, x0 + kStates, x0_minimal_);
+    body_state(p, o, x0, x0_);
+    witnesses_.push_back({"table_edge", -1, a.stop_at_edge});
+    witnesses_.push_back({"lift_off", -1, a.stop_at_lift_off});
+    if (p.friction_coefficient) witnesses_.push_back({"slip_onset", -1, a.stop_at_slip_onset});
+  }
+  std::string model_name() const override { return "tipping_table"; }
+  Formulation formulation() const override { return Formulation::Dae; }
+  const Signals& states() const override { return dae_state_signals(); }
+  const Signals& outputs() const override { return dae_output_signals(); }
+  void initial_state(double* x0) const override { std::copy(x0_, x0_ + kDaeStates, x0); }
+
+  void rhs(double, const double*, int, double*) const override {
+    throw std::logic_error("tipping_table (dae): the constrained formulation has no explicit right-hand side");
+  }
+  void residual(double t, const double* x, const double* xd, int, double* r) const override {
+    mechanics::residual(m_, t, o_.stabilization_rate, x, xd, r);
+  }
+  void differential_ids(double* id) const override { mechanics::differential_ids<BodyModel>(id); }
+  void initial_derivative(double t, const double* x, int, double* xd) const override {
+    mechanics::derivative(m_, t, o_.stabilization_rate, x, xd);
+  }
+  bool residual_jacobian(double t, const double* x, const double* xd, int, double cj, double* J) const override {
+    mechanics::iteration_matrix(m_, t, o_.stabilization_rate, x, xd, cj, J);
+    return true;
+  }
+
+  std::vector<Witness> witnesses(int) const override { return witnesses_; }
+
+  void witness_values(double, const double* x, int, double* g) const override {
+    const double s = contact(x);
+    const double half = 0.5 * m_.p.table_length;
+    g[0] = half * half - s * s;
+    g[1] = x[kLn];
+    if (m_.p.friction_coefficient) g[2] = *m_.p.friction_coefficient * x[kLn] - std::abs(x[kLt]);
+  }
+
+  EventOutcome on_event(double, double*, int mode, int index, int) const override {
+    EventOutcome o;
+    o.kind = witnesses_[static_cast<size_t>(index)].name;
+    o.new_mode = mode;
+    return o;
+  }
+
+  void compute_outputs(double, const double* x, int, double* y) const override {
+    const Params& p = m_.p;
+    const double n = x[kLn], t = x[kLt];
+    y[0] = contact(x);
+    y[1] = n;
+    y[2] = t;
+    y[3] = std::abs(t) / n;
+    y[4] = 0.5 * p.table_inertia * x[kW1] * x[kW1] + 0.5 * p.wheel_inertia * x[kW2] * x[kW2] +
+           0.5 * p.wheel_mass * (x[kVx] * x[kVx] + x[kVy] * x[kVy]);
+    y[5] = p.wheel_mass * p.gravity * x[kPy];
+    y[6] = y[4] + y[5];
+    y[7] = p.table_torque * (x[kTh1] - x0_[kTh1]);
+    double c[2];
+    m_.constraints(x, c);
+    y[kConstraintNormal] = c[0];
+    y[kConstraintRolling] = -c[1];  // the element's own residual r (phi - phi_s) - (s - s_s)
+  }
+
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<DaeSummarizer>(
+        make_table_summarizer(m_.p.friction_coefficient ? *m_.p.friction_coefficient : NAN));
+  }
+
+ private:
+  double contact(const double* x) const { return x[kPx] * std::cos(x[kTh1]) + x[kPy] * std::sin(x[kTh1]); }
+
+  BodyModel m_;
+  EventActions a_;
+  DaeOptions o_;
+  double x0_minimal_[kStates];
+  double x0_[kDaeStates];
+  std::vector<Witness> witnesses_;
+};
+
+}  // namespace
+
+void body_state(const Params& p, const DaeOptions& o, const double* xm, double* x) {
+  const double r = p.wheel_radius;
+  const double th1 = xm[0], w1 = xm[2], w2 = xm[3];
+  const double c1 = std::cos(th1), s1 = std::sin(th1);
+  const double s = contact_position(p, xm);
+  const double sd = r * (w1 - w2);
+  x[kTh1] = th1;
+  x[kTh2] = xm[1];
+  x[kPx] = s * c1 - r * s1;  // p = s e1 + r e2
+  x[kPy] = s * s1 + r * c1;
+  x[kW1] = w1;
+  x[kW2] = w2;
+  // p' = (s' - r theta1') e1 + s theta1' e2
+  x[kVx] = (sd - r * w1) * c1 - s * w1 * s1;
+  x[kVy] = (sd - r * w1) * s1 + s * w1 * c1;
+  mechanics::consistent_multipliers(BodyModel{p}, 0.0, o.stabilization_rate, x);
+}
+
+std::unique_ptr<HybridSystem> make_dae_system(const Params& p, const double* x0, const EventActions& actions,
+                                              const DaeOptions& options) {
+  return std::make_unique<TableDaeSystem>(p, x0, actions, options);
+}
+
+void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string, std::string>& raw) {
+  KeySpec f;
+  f.path = "formulation";
+  f.kind = Kind::String;
+  f.def = std::string("ode");
+  f.choices = {"ode", "dae"};
+  f.description = "ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA";
+  v.push_back(f);
+  auto real = [](std::string path, double def, double lo, std::string unit, std::string desc) {
+    KeySpec k;
+    k.path = std::move(path);
+    k.kind = Kind::Real;
+    k.def = def;
+    k.lo = lo;
+    k.lo_open = true;
+    k.hi = 1e308;
+    k.unit = std::move(unit);
+    k.description = std::move(desc);
+    return k;
+  };
+  KeySpec rate = real("dae.stabilization_rate", DaeOptions{}.stabilization_rate, 0, "1/s",
+                      "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0");
+  rate.lo_open = false;
+  v.push_back(rate);
+  v.push_back(real("check.state_tol", 1e-7, 0, "state units",
+                   "rollsim check formulations: largest allowed state difference between ODE and DAE"));
+  v.push_back(real("check.force_tol", 1e-6, 0, "N", "rollsim check formulations: largest allowed contact force difference"));
+  v.push_back(real("check.event_time_tol", 1e-8, 0, "s", "rollsim check formulations: largest allowed event time difference"));
+  const auto it = raw.find("formulation");
+  if (it != raw.end() && it->second == "dae") {
+    KeySpec method;
+    method.path = "solver.method";
+    method.kind = Kind::String;
+    method.def = std::string("bdf");
+    method.choices = {"bdf"};
+    method.description = "IDA integrates with variable-order BDF (the only choice for formulation = \"dae\")";
+    v.push_back(method);
+  }
+}
+
+DaeOptions dae_options_from(const Scenario& sc) {
+  DaeOptions o;
+  o.stabilization_rate = sc.real("dae.stabilization_rate");
+  return o;
+}
+
+}  // namespace rollsim::tipping_table
