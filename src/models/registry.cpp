@@ -1,5 +1,6 @@
 #include "rollsim/models/registry.hpp"
 
+#include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/models/tipping_table_system.hpp"
 
 namespace rollsim {
@@ -7,6 +8,7 @@ namespace rollsim {
 const std::vector<ModelEntry>& models() {
   static const std::vector<ModelEntry> list{
       tipping_table::model_entry(),
+      rolling_disk::model_entry(),
   };
   return list;
 }
