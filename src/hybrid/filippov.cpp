@@ -70,6 +70,20 @@ int FilippovSystem::classify_initial(double t, const double* x) const {
   double sp, sm;
   sigmas(t, x, sp, sm);
   if (sp < 0 && sm > 0) return kSliding;
+  if ((sp == 0 && sm > 0) || (sm == 0 && sp < 0)) {
+    // On the boundary of the sliding region: slide if a short step of the sliding flow (midpoint rule,
+    // length 1e-4 in the system's time) enters the attracting part, else take the side the fields give.
+    const size_t n = size();
+    std::vector<double> f(n), xm(x, x + n), x2(x, x + n);
+    const double d = 1e-4;
+    sliding_field(t, x, f.data());
+    for (size_t i = 0; i < n; ++i) xm[i] = x[i] + 0.5 * d * f[i];
+    sliding_field(t + 0.5 * d, xm.data(), f.data());
+    for (size_t i = 0; i < n; ++i) x2[i] = x[i] + d * f[i];
+    double sp2, sm2;
+    sigmas(t + d, x2.data(), sp2, sm2);
+    if (sp2 < 0 && sm2 > 0) return kSliding;
+  }
   if (sp >= 0 && sm >= 0 && (sp > 0 || sm > 0)) return kPlus;
   if (sp <= 0 && sm <= 0 && (sp < 0 || sm < 0)) return kMinus;
   std::ostringstream os;

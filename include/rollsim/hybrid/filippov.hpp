@@ -60,7 +60,9 @@ class FilippovSystem : public HybridSystem {
   void sigmas(double t, const double* x, double& sigma_plus, double& sigma_minus) const;
   /// F0 at (t, x) (valid where σ- - σ+ != 0).
   void sliding_field(double t, const double* x, double* f) const;
-  /// The mode a state starts in: H > 0 → +1, H < 0 → -1; on Σ: attracting → 0; σ± both >= 0 (not both 0)
+  /// The mode a state starts in: H > 0 → +1, H < 0 → -1; on Σ: attracting → 0; on the boundary of the
+  /// attracting part (one σ zero, the other attracting): 0 if a midpoint step of length 1e-4 along F0 enters
+  /// the attracting part, else the side rule; σ± both >= 0 (not both 0)
   /// → +1; both <= 0 (not both 0) → -1; repelling or σ+ = σ- = 0 → InputError (forward motion not unique).
   int classify_initial(double t, const double* x) const;
 
