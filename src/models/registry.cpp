@@ -1,5 +1,6 @@
 #include "rollsim/models/registry.hpp"
 
+#include "rollsim/models/relay_feedback.hpp"
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/models/tipping_table_system.hpp"
 
@@ -9,6 +10,7 @@ const std::vector<ModelEntry>& models() {
   static const std::vector<ModelEntry> list{
       tipping_table::model_entry(),
       rolling_disk::model_entry(),
+      relay_feedback::model_entry(),
   };
   return list;
 }
