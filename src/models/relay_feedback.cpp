@@ -57,6 +57,7 @@ class RelaySystem final : public FilippovSystem {
                 {"switching_value", "1", "C x"}};
   }
   std::string model_name() const override { return "relay_feedback"; }
+  Signal time_signal() const override { return {"time", "1", "time (the units of A)"}; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void initial_state(double* x) const override { std::copy(x0_.begin(), x0_.end(), x); }

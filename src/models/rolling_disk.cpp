@@ -156,6 +156,10 @@ class DiskSystem final : public FilippovSystem {
   }
 
   std::string model_name() const override { return "rolling_disk"; }
+  Signal time_signal() const override {
+    if (p_.physical) return {"time", "s", "time"};
+    return {"time", "1", "dimensionless time tau = Omega0 t"};
+  }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   std::string mode_name(int mode) const override {
