@@ -191,6 +191,13 @@ TEST_CASE("rolling_disk: long type B run, tau = 2000") {
   const double steps = static_cast<double>(rec.result.stats.get("n_steps"));
   const double per_event = steps / static_cast<double>(rec.events.size());
   CHECK(per_event < 100);
+  // Bounded, not growing: the second half of the run costs no more per event than the first.
+  const Recorder half = run_disk(j, 3, 0, 1, 1000, 1e-10, "adams", 1.0);
+  const double steps_half = static_cast<double>(half.result.stats.get("n_steps"));
+  const double per_event_second = (steps - steps_half) / static_cast<double>(rec.events.size() - half.events.size());
+  const double per_event_first = steps_half / static_cast<double>(half.events.size());
+  CHECK(per_event_second < 1.2 * per_event_first);
+  MESSAGE("steps/event: tau 0-1000 " << per_event_first << ", tau 1000-2000 " << per_event_second);
   CHECK(item_text(rec, "classification") == "B");
   MESSAGE("long run: " << rec.events.size() << " events, final rolling radius " << std::setprecision(12) << r_sim << " (closed form "
                        << cf.radii.back() << "), " << std::setprecision(6) << per_event << " steps/event, max |dt| = " << max_dt
