@@ -74,14 +74,15 @@ ResultFile::~ResultFile() {
 
 void TrajectoryWriter::on_start(const RunInfo& info) {
   sys_ = info.system;
-  std::vector<h5::Table::Column> cols{{"time", "s", "time"}};
+  const Signal ts = sys_->time_signal();
+  std::vector<h5::Table::Column> cols{{"time", ts.unit, ts.description}};
   for (const auto& s : sys_->states()) cols.push_back({s.name, s.unit, s.description});
   for (const auto& s : sys_->outputs()) cols.push_back({s.name, s.unit, s.description});
   if (sys_->has_modes()) cols.push_back({"mode", "1", "mode of the hybrid system", h5::ColumnType::Int8});
   traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols);
   row_.assign(cols.size(), 0.0);
 
-  std::vector<h5::Table::Column> ev{{"time", "s", "event time"},
+  std::vector<h5::Table::Column> ev{{"time", ts.unit, "event time"},
                                     {"mode_before", "1", "mode before the event", h5::ColumnType::Int32},
                                     {"mode_after", "1", "mode after the event", h5::ColumnType::Int32}};
   for (const auto& s : sys_->states()) ev.push_back({s.name, s.unit, s.description + " at the event"});

@@ -1,6 +1,8 @@
 #include "rollsim/models/registry.hpp"
 
 #include "rollsim/models/carriage_pendulum.hpp"
+#include "rollsim/models/relay_feedback.hpp"
+#include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/models/tipping_table_system.hpp"
 
 namespace rollsim {
@@ -9,6 +11,8 @@ const std::vector<ModelEntry>& models() {
   static const std::vector<ModelEntry> list{
       tipping_table::model_entry(),
       carriage_pendulum::model_entry(),
+      rolling_disk::model_entry(),
+      relay_feedback::model_entry(),
   };
   return list;
 }

@@ -100,6 +100,8 @@ class HybridSystem {
   virtual std::unique_ptr<Summarizer> make_summarizer() const = 0;
   /// Names of the extra values the event handler logs (EventOutcome::extra), as /events columns.
   virtual std::vector<std::string> event_extras() const { return {}; }
+  /// The independent variable: its unit and meaning ("s" unless the system runs in scaled time).
+  virtual Signal time_signal() const { return {"time", "s", "time"}; }
   /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
   virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
 };

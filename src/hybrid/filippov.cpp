@@ -1,0 +1,181 @@
+#include "rollsim/hybrid/filippov.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim {
+
+namespace {
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+}  // namespace
+
+char filippov_symbol(int mode) { return mode > 0 ? '+' : (mode < 0 ? '-' : '0'); }
+
+std::string FilippovSystem::mode_name(int mode) const {
+  if (mode == kPlus) return "+1 (H > 0)";
+  if (mode == kMinus) return "-1 (H < 0)";
+  return "0 (sliding on H = 0)";
+}
+
+void FilippovSystem::project_to_surface(double t, double* x) const {
+  const size_t n = size();
+  std::vector<double> g(n);
+  double h = switching(t, x);
+  for (int it = 0; it < 8 && h != 0.0; ++it) {
+    switching_gradient(t, x, g.data());
+    const double gg = dot(g, g);
+    if (!(gg > 0)) break;
+    std::vector<double> trial(x, x + n);
+    for (size_t i = 0; i < n; ++i) trial[i] -= h * g[i] / gg;
+    const double h_new = switching(t, trial.data());
+    if (!(std::abs(h_new) < std::abs(h))) break;
+    std::copy(trial.begin(), trial.end(), x);
+    h = h_new;
+  }
+}
+
+void FilippovSystem::sigmas(double t, const double* x, double& sp, double& sm) const {
+  const size_t n = size();
+  std::vector<double> g(n), fp(n), fm(n);
+  switching_gradient(t, x, g.data());
+  field_plus(t, x, fp.data());
+  field_minus(t, x, fm.data());
+  sp = dot(g, fp);
+  sm = dot(g, fm);
+}
+
+void FilippovSystem::sliding_field(double t, const double* x, double* f) const {
+  const size_t n = size();
+  std::vector<double> g(n), fp(n), fm(n);
+  switching_gradient(t, x, g.data());
+  field_plus(t, x, fp.data());
+  field_minus(t, x, fm.data());
+  const double sp = dot(g, fp), sm = dot(g, fm);
+  const double d = sm - sp;  // > 0 on the attracting part of Σ
+  for (size_t i = 0; i < n; ++i) f[i] = (sm * fp[i] - sp * fm[i]) / d;
+}
+
+int FilippovSystem::classify_initial(double t, const double* x) const {
+  const double h = switching(t, x);
+  if (h > 0) return kPlus;
+  if (h < 0) return kMinus;
+  double sp, sm;
+  sigmas(t, x, sp, sm);
+  if (sp < 0 && sm > 0) return kSliding;
+  if ((sp == 0 && sm > 0) || (sm == 0 && sp < 0)) {
+    // On the boundary of the sliding region: slide if a short step of the sliding flow (midpoint rule,
+    // length 1e-4 in the system's time) enters the attracting part, else take the side the fields give.
+    const size_t n = size();
+    std::vector<double> f(n), xm(x, x + n), x2(x, x + n);
+    const double d = 1e-4;
+    sliding_field(t, x, f.data());
+    for (size_t i = 0; i < n; ++i) xm[i] = x[i] + 0.5 * d * f[i];
+    sliding_field(t + 0.5 * d, xm.data(), f.data());
+    for (size_t i = 0; i < n; ++i) x2[i] = x[i] + d * f[i];
+    double sp2, sm2;
+    sigmas(t + d, x2.data(), sp2, sm2);
+    if (sp2 < 0 && sm2 > 0) return kSliding;
+  }
+  if (sp >= 0 && sm >= 0 && (sp > 0 || sm > 0)) return kPlus;
+  if (sp <= 0 && sm <= 0 && (sp < 0 || sm < 0)) return kMinus;
+  std::ostringstream os;
+  os.precision(10);
+  os << "the initial state lies on the switching surface H = 0 where forward motion is not unique (sigma+ = " << sp
+     << ", sigma- = " << sm << "); start off the surface";
+  throw InputError(os.str());
+}
+
+void FilippovSystem::rhs(double t, const double* x, int mode, double* xdot) const {
+  if (mode == kPlus)
+    field_plus(t, x, xdot);
+  else if (mode == kMinus)
+    field_minus(t, x, xdot);
+  else
+    sliding_field(t, x, xdot);
+}
+
+bool FilippovSystem::jacobian(double t, const double* x, int mode, double* J) const {
+  if (mode == kPlus) return jacobian_plus(t, x, J);
+  if (mode == kMinus) return jacobian_minus(t, x, J);
+  // Mode 0: difference quotients of F0, used only when the model provides Jacobians for F± (CVODE then calls
+  // this for every mode).
+  const size_t n = size();
+  std::vector<double> probe(n * n);
+  if (!jacobian_plus(t, x, probe.data())) return false;
+  std::vector<double> xp(x, x + n), f0(n), f1(n);
+  sliding_field(t, x, f0.data());
+  for (size_t j = 0; j < n; ++j) {
+    const double dx = 1e-7 * std::max(1.0, std::abs(x[j]));
+    xp[j] = x[j] + dx;
+    sliding_field(t, xp.data(), f1.data());
+    xp[j] = x[j];
+    for (size_t i = 0; i < n; ++i) J[i + n * j] = (f1[i] - f0[i]) / dx;
+  }
+  return true;
+}
+
+std::vector<Witness> FilippovSystem::witnesses(int mode) const {
+  if (mode == kPlus) return {{"switching_surface", -1, false}};
+  if (mode == kMinus) return {{"switching_surface", +1, false}};
+  return {{"sigma_plus", +1, false}, {"sigma_minus", -1, false}};
+}
+
+void FilippovSystem::witness_values(double t, const double* x, int mode, double* g) const {
+  if (mode == kPlus || mode == kMinus) {
+    g[0] = switching(t, x);
+    return;
+  }
+  sigmas(t, x, g[0], g[1]);
+}
+
+EventOutcome FilippovSystem::on_event(double t, double* x, int mode, int index, int) const {
+  EventOutcome out;
+  out.new_mode = mode;
+  double sp, sm;
+  if (mode == kPlus || mode == kMinus) {
+    sigmas(t, x, sp, sm);
+    // m s_arr <= 0: the arriving side's field points at Σ; m s_opp > 0: so does the other side's (attracting).
+    const double m = mode;
+    const double s_arr = mode == kPlus ? sp : sm, s_opp = mode == kPlus ? sm : sp;
+    if (m * s_arr > 0) {
+      // The arriving field already points away again: a grazing touch (only by rounding), or repelling.
+      if (m * s_opp < 0) {
+        out.kind = "repelling";
+        out.terminal = true;
+      } else {
+        out.kind = "graze";
+      }
+    } else if (m * s_opp > 0) {
+      out.kind = "stick";
+      out.new_mode = kSliding;
+      project_to_surface(t, x);
+      out.state_changed = true;
+    } else if (s_arr == 0 && s_opp == 0) {
+      out.kind = "repelling";  // both fields tangent: forward motion not unique
+      out.terminal = true;
+    } else {
+      out.kind = crossing_kind();
+      out.new_mode = -mode;
+    }
+  } else {
+    // Leaving Σ: σ+ rose through 0 (F+ now points into H > 0), or σ- fell through 0.
+    out.kind = "slip";
+    out.new_mode = index == 0 ? kPlus : kMinus;
+    sigmas(t, x, sp, sm);
+  }
+  if (out.state_changed) sigmas(t, x, sp, sm);
+  out.extra["sigma_plus"] = sp;
+  out.extra["sigma_minus"] = sm;
+  out.extra["residual"] = std::abs(switching(t, x));
+  return out;
+}
+
+}  // namespace rollsim

@@ -1,0 +1,169 @@
+#include "rollsim/models/relay_feedback.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/filippov.hpp"
+
+namespace rollsim::relay_feedback {
+
+Params third_order(double zeta, double omega, double lambda, double s) {
+  Params p;
+  p.n = 3;
+  p.A = {-(2 * zeta * omega + lambda), 1, 0, -(2 * zeta * omega * lambda + omega * omega), 0, 1, -lambda * omega * omega, 0, 0};
+  p.B = {1, -2 * s, 1};
+  p.C = {1, 0, 0};
+  return p;
+}
+
+namespace {
+
+class RelaySummarizer final : public Summarizer {
+ public:
+  void on_point(double, const double*, const double*, int mode) override {
+    if (symbols_.empty()) symbols_ += filippov_symbol(mode);
+  }
+  void on_event(double, const std::string& kind, int before, int after, const double*) override {
+    if (after != before) symbols_ += filippov_symbol(after);
+    if (kind == "crossing") ++n_cross_;
+    if (kind == "stick") ++n_stick_;
+    if (kind == "slip") ++n_slip_;
+  }
+  std::vector<SummaryItem> items() const override {
+    return {{"symbols", 0, symbols_, "", "modes visited (+: Cx > 0, -: Cx < 0, 0: sliding)", false},
+            {"n_crossing", static_cast<double>(n_cross_), "", "", "crossings of Cx = 0", true},
+            {"n_stick", static_cast<double>(n_stick_), "", "", "sliding onsets", true},
+            {"n_slip", static_cast<double>(n_slip_), "", "", "sliding exits", true}};
+  }
+
+ private:
+  std::string symbols_;
+  long n_cross_ = 0, n_stick_ = 0, n_slip_ = 0;
+};
+
+class RelaySystem final : public FilippovSystem {
+ public:
+  RelaySystem(const Params& p, const std::vector<double>& x0) : p_(p), x0_(x0) {
+    const auto n = static_cast<size_t>(p.n);
+    if (p.n < 1 || p.A.size() != n * n || p.B.size() != n || p.C.size() != n || x0.size() != n)
+      throw InputError("relay_feedback: A must hold n*n, B, C and initial.x n numbers each (n = size of C)");
+    for (size_t i = 0; i < n; ++i) {
+      std::string name = std::to_string(i + 1);
+      name.insert(name.begin(), 'x');  // (not "x" + ...: GCC 12 reports a false -Wrestrict there)
+      states_.push_back({name, "1", "state component"});
+    }
+    outputs_ = {{"u", "1", "relay output: -1 (Cx > 0), +1 (Cx < 0), the equivalent control -CAx/CB when sliding"},
+                {"switching_value", "1", "C x"}};
+  }
+  std::string model_name() const override { return "relay_feedback"; }
+  Signal time_signal() const override { return {"time", "1", "time (the units of A)"}; }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  void initial_state(double* x) const override { std::copy(x0_.begin(), x0_.end(), x); }
+
+  void field_plus(double, const double* x, double* f) const override { field(x, -1.0, f); }
+  void field_minus(double, const double* x, double* f) const override { field(x, +1.0, f); }
+  double switching(double, const double* x) const override {
+    double h = 0;
+    for (int i = 0; i < p_.n; ++i) h += p_.C[static_cast<size_t>(i)] * x[i];
+    return h;
+  }
+  void switching_gradient(double, const double*, double* g) const override { std::copy(p_.C.begin(), p_.C.end(), g); }
+  bool jacobian_plus(double, const double*, double* J) const override { return jac(J); }
+  bool jacobian_minus(double, const double*, double* J) const override { return jac(J); }
+
+  void compute_outputs(double t, const double* x, int mode, double* y) const override {
+    if (mode != 0) {
+      y[0] = -static_cast<double>(mode);
+    } else {
+      double sp, sm;
+      sigmas(t, x, sp, sm);  // CAx - CB, CAx + CB
+      const double cb = 0.5 * (sm - sp), cax = 0.5 * (sm + sp);
+      y[0] = -cax / cb;
+    }
+    y[1] = switching(t, x);
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<RelaySummarizer>(); }
+
+ private:
+  void field(const double* x, double u, double* f) const {
+    const int n = p_.n;
+    for (int i = 0; i < n; ++i) {
+      double s = p_.B[static_cast<size_t>(i)] * u;
+      for (int k = 0; k < n; ++k) s += p_.A[static_cast<size_t>(i * n + k)] * x[k];
+      f[i] = s;
+    }
+  }
+  bool jac(double* J) const {
+    const int n = p_.n;
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < n; ++k) J[i + n * k] = p_.A[static_cast<size_t>(i * n + k)];
+    return true;
+  }
+
+  Params p_;
+  std::vector<double> x0_;
+  Signals states_, outputs_;
+};
+
+KeySpec list_key(const std::string& path, const std::string& desc) {
+  KeySpec k;
+  k.path = path;
+  k.kind = Kind::RealList;
+  k.required = true;
+  k.description = desc;
+  return k;
+}
+
+std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
+  std::vector<KeySpec> v{
+      list_key("parameters.A", "system matrix A, n*n numbers, row by row"),
+      list_key("parameters.B", "input vector B, n numbers"),
+      list_key("parameters.C", "output vector C, n numbers; the relay switches on C x = 0"),
+      list_key("initial.x", "initial state, n numbers"),
+  };
+  KeySpec title;
+  title.path = "title";
+  title.kind = Kind::String;
+  title.def = std::string("");
+  title.description = "a title for plots and reports";
+  v.push_back(title);
+  return v;
+}
+
+std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
+  Params p;
+  p.C = sc.real_list("parameters.C");
+  p.n = static_cast<int>(p.C.size());
+  const auto n = p.C.size();
+  p.A = sc.real_list("parameters.A");
+  p.B = sc.real_list("parameters.B");
+  const auto x0 = sc.real_list("initial.x");
+  if (n == 0) sc.fail("parameters.C", "parameters.C must not be empty");
+  if (p.A.size() != n * n)
+    sc.fail("parameters.A", "parameters.A holds " + std::to_string(p.A.size()) + " numbers; n*n = " + std::to_string(n * n) +
+                                " are needed (n = " + std::to_string(n) + ", the size of parameters.C)");
+  if (p.B.size() != n)
+    sc.fail("parameters.B", "parameters.B holds " + std::to_string(p.B.size()) + " numbers; " + std::to_string(n) + " are needed");
+  if (x0.size() != n)
+    sc.fail("initial.x", "initial.x holds " + std::to_string(x0.size()) + " numbers; " + std::to_string(n) + " are needed");
+  return make_system(p, x0);
+}
+
+}  // namespace
+
+std::unique_ptr<HybridSystem> make_system(const Params& p, const std::vector<double>& x0) {
+  return std::make_unique<RelaySystem>(p, x0);
+}
+
+ModelEntry model_entry() {
+  ModelEntry e;
+  e.name = "relay_feedback";
+  e.description = "relay feedback system x' = A x + B u, u = -sgn(C x) (Filippov system with sliding)";
+  e.schema = schema;
+  e.make_system = system_from;
+  return e;
+}
+
+}  // namespace rollsim::relay_feedback

@@ -1,0 +1,379 @@
+#include "rollsim/models/rolling_disk.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/filippov.hpp"
+
+namespace rollsim::rolling_disk {
+
+Scales scales(const Params& p) {
+  Scales s;
+  if (!p.physical) return s;
+  const double j = p.inertia_ratio, m = p.mass, k = p.stiffness, mu = p.friction_coefficient, g = p.gravity;
+  s.omega0 = std::sqrt(k / (m * (1 + j)));
+  s.length = mu * g * m * (1 + j) / (k * j);
+  s.speed = s.length * s.omega0;
+  s.energy = m * s.speed * s.speed;
+  s.force = mu * m * g;
+  return s;
+}
+
+void field(double j, int mode, const double* q, double* f) {
+  f[0] = q[kY];
+  if (mode == 0) {
+    f[1] = -q[kX];
+    f[2] = 0;
+    return;
+  }
+  const double s = mode > 0 ? 1.0 : -1.0;
+  f[1] = -(1 + j) * q[kX] - s * j;
+  f[2] = -(1 + j) * (q[kX] + s);
+}
+
+double kinetic(double j, const double* q) {
+  const double r = q[kY] - q[kZ];
+  return 0.5 * (q[kY] * q[kY] + j * r * r);
+}
+
+double potential(double j, const double* q) { return 0.5 * (1 + j) * q[kX] * q[kX]; }
+
+void to_dimensionless(const Params& p, double u, double v, double w, double* q) {
+  const Scales s = scales(p);
+  q[kX] = u / s.length;
+  q[kY] = v / s.speed;
+  q[kZ] = w / s.speed;
+}
+
+std::string classify(const std::string& symbols, const std::vector<double>& radii, int final_mode,
+                     double final_radius) {
+  if (final_mode == 0 && final_radius <= 1.0) return "A";
+  const size_t n = symbols.size();
+  if (n >= 8 && radii.size() >= 3) {
+    bool periodic = true;
+    // The last 8 symbols alternate rolling and sliding, and the sliding directions alternate.
+    for (size_t i = n - 8; i < n && periodic; ++i) {
+      const bool zero_here = symbols[i] == '0';
+      if (i > n - 8 && zero_here == (symbols[i - 1] == '0')) periodic = false;
+      if (!zero_here && i >= n - 6 && symbols[i] == symbols[i - 2]) periodic = false;
+    }
+    const size_t m = radii.size();
+    const bool decreasing = radii[m - 1] > 1.0 && radii[m - 2] > radii[m - 1] && radii[m - 3] > radii[m - 2];
+    if (periodic && decreasing) return "B";
+  }
+  return "undetermined";
+}
+
+namespace {
+
+enum Out { kU, kV, kW };  // only when physical; the rest follow
+
+class DiskSummarizer final : public Summarizer {
+ public:
+  DiskSummarizer(double j, double energy_scale, size_t i_total) : j_(j), es_(energy_scale), i_total_(i_total) {}
+
+  void on_point(double, const double* x, const double* y, int mode) override {
+    const double e = y[i_total_];
+    if (!started_) {
+      started_ = true;
+      e0_ = e;
+      symbols_ += filippov_symbol(mode);
+      if (mode == 0) last_radius_ = std::hypot(x[kX], x[kY]);
+    }
+    err_ = std::max(err_, std::abs(e0_ - e - x[kDissipated]));
+    final_mode_ = mode;
+    final_radius_ = std::hypot(x[kX], x[kY]);
+  }
+
+  void on_event(double, const std::string& kind, int before, int after, const double* x) override {
+    if (after != before) symbols_ += filippov_symbol(after);
+    if (kind == "stick") {
+      ++n_stick_;
+      last_radius_ = std::hypot(x[kX], x[kY]);
+      radii_.push_back(last_radius_);
+      if (radii_.size() > 3) radii_.erase(radii_.begin());
+    } else if (kind == "slip") {
+      ++n_slip_;
+    } else if (kind == "reversal") {
+      ++n_reversal_;
+    } else if (kind == "repelling") {
+      ++n_repelling_;
+    }
+  }
+
+  std::vector<SummaryItem> items() const override {
+    const std::string eu = es_ == 1.0 ? "1" : "J";
+    return {
+        {"symbols", 0, symbols_, "", "modes visited (+ sliding forward, - backward, 0 rolling)", false},
+        {"classification", 0, classify(symbols_, radii_, final_mode_, final_radius_), "",
+         "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false},
+        {"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false},
+        {"n_stick", static_cast<double>(n_stick_), "", "", "stick events (sliding -> rolling)", true},
+        {"n_slip", static_cast<double>(n_slip_), "", "", "slip events (rolling -> sliding)", true},
+        {"n_reversal", static_cast<double>(n_reversal_), "", "", "reversals of the sliding direction", true},
+        {"n_repelling", static_cast<double>(n_repelling_), "", "", "repelling points reached (run stopped)", true},
+        {"energy_initial", e0_, "", eu, "initial energy E(0)", false},
+        {"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false},
+        {"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
+         "max |E(0) - E(t) - dissipated(t)| / E(0)", false},
+    };
+  }
+
+ private:
+  double j_, es_;
+  size_t i_total_;
+  bool started_ = false;
+  double e0_ = 0, err_ = 0;
+  std::string symbols_;
+  std::vector<double> radii_;
+  double last_radius_ = std::numeric_limits<double>::quiet_NaN(), final_radius_ = 0;
+  int final_mode_ = 0;
+  long n_stick_ = 0, n_slip_ = 0, n_reversal_ = 0, n_repelling_ = 0;
+};
+
+class DiskSystem final : public FilippovSystem {
+ public:
+  DiskSystem(const Params& p, const double* q0) : p_(p), s_(scales(p)) {
+    std::copy(q0, q0 + 3, q0_);
+    const bool ph = p.physical;
+    const std::string eu = ph ? "J" : "1", fu = ph ? "N" : "1";
+    states_ = {{"x", "1", "dimensionless displacement of the centre, u/U"},
+               {"y", "1", "dimensionless velocity of the centre, v/(U Omega0)"},
+               {"z", "1", "dimensionless velocity of the contact point, w/(U Omega0)"},
+               {"dissipated_energy", eu, "energy dissipated by friction since the start (integrated)"}};
+    if (ph)
+      outputs_ = {{"u", "m", "displacement of the centre"},
+                  {"v", "m/s", "velocity of the centre"},
+                  {"w", "m/s", "velocity of the contact point (sliding velocity)"}};
+    outputs_.push_back({"kinetic_energy", eu, "kinetic energy (translation and rotation)"});
+    outputs_.push_back({"potential_energy", eu, "spring energy"});
+    outputs_.push_back({"total_energy", eu, "kinetic + potential energy"});
+    outputs_.push_back({"friction_force", fu, "friction force on the disk, along +u"});
+    outputs_.push_back({"friction_utilization", "1", "friction force / (mu m g): -x rolling, -sgn(z) sliding"});
+    i0_ = ph ? 3 : 0;
+  }
+
+  std::string model_name() const override { return "rolling_disk"; }
+  Signal time_signal() const override {
+    if (p_.physical) return {"time", "s", "time"};
+    return {"time", "1", "dimensionless time tau = Omega0 t"};
+  }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  std::string mode_name(int mode) const override {
+    return mode > 0 ? "+1 (sliding, z > 0)" : (mode < 0 ? "-1 (sliding, z < 0)" : "0 (rolling)");
+  }
+  void initial_state(double* x0) const override {
+    std::copy(q0_, q0_ + 3, x0);
+    x0[kDissipated] = 0;
+  }
+
+  void field_plus(double, const double* x, double* f) const override { fill(+1, x, f); }
+  void field_minus(double, const double* x, double* f) const override { fill(-1, x, f); }
+  double switching(double, const double* x) const override { return x[kZ]; }
+  void switching_gradient(double, const double*, double* g) const override {
+    g[0] = g[1] = g[3] = 0;
+    g[2] = 1;
+  }
+  bool jacobian_plus(double, const double*, double* J) const override { return jac(+1, J); }
+  bool jacobian_minus(double, const double*, double* J) const override { return jac(-1, J); }
+  bool jacobian(double t, const double* x, int mode, double* J) const override {
+    if (mode != 0) return FilippovSystem::jacobian(t, x, mode, J);
+    // F0 = (y, -x, 0, 0) exactly on Σ.
+    std::fill(J, J + kStates * kStates, 0.0);
+    J[kX + kStates * kY] = s_.omega0;
+    J[kY + kStates * kX] = -s_.omega0;
+    return true;
+  }
+  std::string crossing_kind() const override { return "reversal"; }
+  void project_to_surface(double, double* x) const override { x[kZ] = 0; }
+
+  void compute_outputs(double, const double* x, int mode, double* y) const override {
+    const double j = p_.inertia_ratio;
+    size_t k = 0;
+    if (p_.physical) {
+      y[k++] = s_.length * x[kX];
+      y[k++] = s_.speed * x[kY];
+      y[k++] = s_.speed * x[kZ];
+    }
+    const double ek = kinetic(j, x), ep = potential(j, x);
+    y[k++] = s_.energy * ek;
+    y[k++] = s_.energy * ep;
+    y[k++] = s_.energy * (ek + ep);
+    const double util = mode == 0 ? -x[kX] : -static_cast<double>(mode);
+    y[k++] = s_.force * util;
+    y[k++] = util;
+  }
+
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<DiskSummarizer>(p_.inertia_ratio, p_.physical ? s_.energy : 1.0, i0_ + 2);
+  }
+
+ private:
+  void fill(int mode, const double* x, double* f) const {
+    field(p_.inertia_ratio, mode, x, f);
+    // Smooth extension of j |z| on each side (mode z > 0 or z < 0), not |z| itself.
+    f[kDissipated] = s_.energy * p_.inertia_ratio * mode * x[kZ];
+    for (int i = 0; i < kStates; ++i) f[i] *= s_.omega0;
+  }
+  bool jac(int mode, double* J) const {
+    const double j = p_.inertia_ratio, w = s_.omega0;
+    std::fill(J, J + kStates * kStates, 0.0);
+    J[kX + kStates * kY] = w;
+    J[kY + kStates * kX] = -(1 + j) * w;
+    J[kZ + kStates * kX] = -(1 + j) * w;
+    J[kDissipated + kStates * kZ] = w * s_.energy * j * mode;
+    return true;
+  }
+
+  Params p_;
+  Scales s_;
+  double q0_[3];
+  Signals states_, outputs_;
+  size_t i0_ = 0;
+};
+
+// ---- scenario keys --------------------------------------------------------------------------------------
+
+constexpr double kInf = 1e308;
+
+KeySpec real_key(const std::string& path, double lo, bool lo_open, const std::string& unit, const std::string& desc) {
+  KeySpec k;
+  k.path = path;
+  k.kind = Kind::Real;
+  k.lo = lo;
+  k.lo_open = lo_open;
+  k.hi = kInf;
+  k.unit = unit;
+  k.description = desc;
+  return k;
+}
+
+const std::vector<std::string>& physical_only() {
+  static const std::vector<std::string> v{"parameters.mass",      "parameters.radius",
+                                          "parameters.inertia",   "parameters.stiffness",
+                                          "parameters.friction_coefficient", "parameters.gravity",
+                                          "initial.u",            "initial.v",
+                                          "initial.w"};
+  return v;
+}
+const std::vector<std::string>& dimensionless_only() {
+  static const std::vector<std::string> v{"initial.x", "initial.y", "initial.z"};
+  return v;
+}
+
+/// Every key of both unit systems is in the schema (optional, no default); make_system checks that the
+/// given keys belong to the unit system `units` selects, so that a key of the other set gets a message saying so.
+std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
+  std::vector<KeySpec> v{
+      real_key("parameters.mass", 0, true, "kg", "disk mass m (units = \"physical\")"),
+      real_key("parameters.radius", 0, true, "m", "disk radius r (units = \"physical\"; needed with inertia)"),
+      real_key("parameters.inertia", 0, true, "kg m^2",
+               "moment of inertia J about the centre (units = \"physical\"; or give inertia_ratio)"),
+      real_key("parameters.inertia_ratio", 0, true, "1", "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems)"),
+      real_key("parameters.stiffness", 0, true, "N/m", "spring stiffness k (units = \"physical\")"),
+      real_key("parameters.friction_coefficient", 0, true, "1", "Coulomb friction coefficient mu (units = \"physical\")"),
+      real_key("parameters.gravity", 0, true, "m/s^2", "gravitational acceleration g (units = \"physical\"; default 9.81)"),
+      real_key("initial.u", -kInf, false, "m", "displacement of the centre (units = \"physical\"; default 0)"),
+      real_key("initial.v", -kInf, false, "m/s", "velocity of the centre (units = \"physical\"; default 0)"),
+      real_key("initial.w", -kInf, false, "m/s", "velocity of the contact point (units = \"physical\"; default 0)"),
+      real_key("initial.x", -kInf, false, "1", "u/U (units = \"dimensionless\"; default 0)"),
+      real_key("initial.y", -kInf, false, "1", "v/(U Omega0) (units = \"dimensionless\"; default 0)"),
+      real_key("initial.z", -kInf, false, "1", "w/(U Omega0) (units = \"dimensionless\"; default 0)"),
+  };
+  KeySpec units;
+  units.path = "units";
+  units.kind = Kind::String;
+  units.def = std::string("physical");
+  units.choices = {"physical", "dimensionless"};
+  units.description = "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t";
+  v.push_back(units);
+  KeySpec method;
+  method.path = "solver.method";
+  method.kind = Kind::String;
+  method.def = std::string("adams");
+  method.choices = {"adams", "bdf", "exact"};
+  method.description = "CVODE Adams or BDF; exact: closed-form propagation between events";
+  v.push_back(method);
+  KeySpec t_end = real_key("simulation.t_end", 0, true, "s or 1", "end time (s; tau when units = \"dimensionless\")");
+  t_end.def = 50.0;
+  v.push_back(t_end);
+  KeySpec dt = real_key("simulation.output_dt", 0, true, "s or 1", "sample spacing (s; tau when dimensionless)");
+  dt.def = 0.01;
+  v.push_back(dt);
+  KeySpec title;
+  title.path = "title";
+  title.kind = Kind::String;
+  title.def = std::string("");
+  title.description = "a title for plots and reports";
+  v.push_back(title);
+  return v;
+}
+
+double get_or(const Scenario& sc, const std::string& key, double def) { return sc.has(key) ? sc.real(key) : def; }
+
+std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
+  if (sc.string("solver.method") == "exact") sc.fail("solver.method", "solver.method = \"exact\" is not available yet");
+  const std::string units = sc.string("units");
+  const std::string where = sc.is_default("units") ? "model" : "units";
+  Params p;
+  double q0[3];
+  if (units == "dimensionless") {
+    for (const auto& k : physical_only())
+      if (sc.has(k))
+        sc.fail(k, "'" + k + "' belongs to units = \"physical\", but this scenario has units = \"dimensionless\", which takes "
+                   "parameters.inertia_ratio and initial.x, initial.y, initial.z only");
+    if (!sc.has("parameters.inertia_ratio"))
+      sc.fail(where, "units = \"dimensionless\" requires parameters.inertia_ratio (j = J/(m r^2))");
+    p.physical = false;
+    p.inertia_ratio = sc.real("parameters.inertia_ratio");
+    q0[kX] = get_or(sc, "initial.x", 0);
+    q0[kY] = get_or(sc, "initial.y", 0);
+    q0[kZ] = get_or(sc, "initial.z", 0);
+  } else {
+    for (const auto& k : dimensionless_only())
+      if (sc.has(k))
+        sc.fail(k, "'" + k + "' belongs to units = \"dimensionless\", but this scenario has units = \"physical\", which takes "
+                   "initial.u, initial.v, initial.w (or set units = \"dimensionless\")");
+    for (const auto* k : {"parameters.mass", "parameters.stiffness", "parameters.friction_coefficient"})
+      if (!sc.has(k)) sc.fail(where, std::string("units = \"physical\" requires ") + k);
+    const bool has_j = sc.has("parameters.inertia_ratio"), has_J = sc.has("parameters.inertia");
+    if (has_j && has_J)
+      sc.fail("parameters.inertia",
+              "give exactly one of parameters.inertia and parameters.inertia_ratio, not both");
+    if (!has_j && !has_J) sc.fail(where, "units = \"physical\" requires parameters.inertia or parameters.inertia_ratio");
+    p.physical = true;
+    p.mass = sc.real("parameters.mass");
+    p.stiffness = sc.real("parameters.stiffness");
+    p.friction_coefficient = sc.real("parameters.friction_coefficient");
+    p.gravity = get_or(sc, "parameters.gravity", 9.81);
+    if (has_J) {
+      if (!sc.has("parameters.radius")) sc.fail("parameters.inertia", "parameters.inertia needs parameters.radius");
+      const double r = sc.real("parameters.radius");
+      p.inertia_ratio = sc.real("parameters.inertia") / (p.mass * r * r);
+    } else {
+      p.inertia_ratio = sc.real("parameters.inertia_ratio");
+    }
+    to_dimensionless(p, get_or(sc, "initial.u", 0), get_or(sc, "initial.v", 0), get_or(sc, "initial.w", 0), q0);
+  }
+  return make_system(p, q0);
+}
+
+}  // namespace
+
+std::unique_ptr<HybridSystem> make_system(const Params& p, const double* xyz0) {
+  return std::make_unique<DiskSystem>(p, xyz0);
+}
+
+ModelEntry model_entry() {
+  ModelEntry e;
+  e.name = "rolling_disk";
+  e.description = "disk rolling or sliding under Coulomb friction, tied to a wall by a spring (Filippov system)";
+  e.schema = schema;
+  e.make_system = system_from;
+  return e;
+}
+
+}  // namespace rollsim::rolling_disk
