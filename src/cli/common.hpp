@@ -26,5 +26,6 @@ void print_summary(const RunResult& res, const std::string& out_path);
 /// Each command registers itself and returns nothing; errors propagate as rollsim exceptions.
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace rollsim::cli

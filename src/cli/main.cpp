@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::add_run_command(app);
   cli::add_bench_command(app);
+  cli::add_sweep_command(app);
 
   try {
     app.parse(argc, argv);
