@@ -233,12 +233,13 @@ std::vector<double> spaced(double from, double to, long long n, bool log) {
     v[0] = from;
     return v;
   }
-  const double a = log ? std::log(from) : from;
-  const double b = log ? std::log(to) : to;
+  // Log spacing interpolates the decimal exponent, so that decades come out as exact powers of ten.
+  const double a = log ? std::log10(from) : from;
+  const double b = log ? std::log10(to) : to;
   for (long long i = 0; i < n; ++i) {
     const double s = static_cast<double>(i) / static_cast<double>(n - 1);
     const double u = a + (b - a) * s;
-    v[static_cast<std::size_t>(i)] = log ? std::exp(u) : u;
+    v[static_cast<std::size_t>(i)] = log ? std::pow(10.0, u) : u;
   }
   v.front() = from;
   v.back() = to;
