@@ -191,7 +191,8 @@ class SweepMpi(unittest.TestCase):
             self.assertEqual(int(attrs["ranks"]), 2)
             with h5py.File(two, "r") as f:
                 self.assertEqual(len(f["points"]), 16)
-                self.assertEqual(f["points/000007/trajectory/theta1"][-1], a["final_theta1"][7])
+                self.assertEqual(f["points/000006/trajectory/theta1"][-1], a["final_theta1"][6])
+                self.assertNotIn("trajectory", f["points/000007"])  # input_error point
         finally:
             shutil.rmtree(tmp)
 
