@@ -230,3 +230,48 @@ TEST_CASE("sweep: the table does not depend on the thread count, and rows equal 
   }
   CHECK(rows1.back().termination == "table_edge");  // the steepest start reaches the edge within 3 s
 }
+
+TEST_CASE("sweep: results survive the byte encoding used to gather them over MPI") {
+  sweep::PointResult a;
+  a.status = "ok";
+  a.termination = "table_edge";
+  a.t_final = 1.8202495314;
+  a.n_events = 2;
+  a.state_names = {"theta1", "theta2"};
+  a.state_units = {"rad", "rad"};
+  a.x_final = {1.25, -0.0};
+  a.summary = {{"t_edge", 1.82, "", "s", "edge", false}, {"symbols", 0, "+0-", "", "modes", false},
+               {"n_stick", 3, "", "", "sticks", true}};
+  a.has_trajectory = true;
+  a.trajectory.names = {"time", "theta1"};
+  a.trajectory.units = {"s", "rad"};
+  a.trajectory.columns = {{0.0, 0.5}, {0.01, NAN}};
+  sweep::PointResult b;
+  b.status = "input_error: x:1:2: bad";
+  b.message = std::string("with\0nul", 8);
+  std::string buf;
+  sweep::encode(7, a, buf);
+  sweep::encode(3, b, buf);
+  std::vector<std::size_t> idx;
+  std::vector<sweep::PointResult> out;
+  sweep::decode(buf, idx, out);
+  REQUIRE(idx == std::vector<std::size_t>{7, 3});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].termination == a.termination);
+  CHECK(out[0].t_final == a.t_final);
+  CHECK(out[0].n_events == 2);
+  CHECK(out[0].x_final == a.x_final);
+  CHECK(std::signbit(out[0].x_final[1]));
+  CHECK(out[0].state_units == a.state_units);
+  REQUIRE(out[0].summary.size() == 3);
+  CHECK(out[0].summary[1].text == "+0-");
+  CHECK(out[0].summary[2].is_integer);
+  CHECK(out[0].trajectory.columns[0] == a.trajectory.columns[0]);
+  CHECK(std::isnan(out[0].trajectory.columns[1][1]));
+  CHECK(out[1].status == b.status);
+  CHECK(out[1].message == b.message);
+  CHECK(std::isnan(out[1].t_final));
+  CHECK_FALSE(out[1].has_trajectory);
+  buf.pop_back();
+  CHECK_THROWS(sweep::decode(buf, idx, out));
+}
