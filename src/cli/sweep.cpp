@@ -93,6 +93,15 @@ class World {
   int rank_ = 0, size_ = 1;
 };
 
+/// This process's rank as told by the MPI launcher (0 when not launched by one, or without MPI support).
+int launched_rank() {
+#ifdef ROLLSIM_WITH_MPI
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+#endif
+  return 0;
+}
+
 int default_threads(const World& w) {
   unsigned hw = std::thread::hardware_concurrency();
   if (hw == 0) hw = 1;
@@ -103,10 +112,19 @@ int default_threads(const World& w) {
 }
 
 int sweep_command(const SweepArgs& a) {
-  // Everything that can be wrong with the input is found before any file is created.
-  const Scenario base = load_scenario(a.scenario, a.sets);
-  const sweep::Spec spec = sweep::parse_spec(base, a.sets);
-  const std::string out = output_path(base, a.out);
+  // Everything that can be wrong with the input is found before any file is created (and, under mpirun, before
+  // MPI starts: every rank finds the same error; only the first one prints it).
+  Scenario base;
+  sweep::Spec spec;
+  std::string out;
+  try {
+    base = load_scenario(a.scenario, a.sets);
+    spec = sweep::parse_spec(base, a.sets);
+    out = output_path(base, a.out);
+  } catch (const InputError&) {
+    if (launched_rank() > 0) return kExitInput;
+    throw;
+  }
 
   World world;
   const int threads = a.threads > 0 ? a.threads : default_threads(world);
