@@ -32,5 +32,6 @@ void add_bench_command(CLI::App& app);
 void add_linearize_command(CLI::App& app);
 void add_check_growth_command(CLI::App& app);
 void add_check_formulations_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace rollsim::cli

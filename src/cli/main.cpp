@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cli::add_linearize_command(app);
   cli::add_check_growth_command(app);
   cli::add_check_formulations_command(app);
+  cli::add_sweep_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,111 @@
+#pragma once
+/// \file Parameter sweeps: the [sweep] section of a scenario expanded into points (a full grid or zipped
+/// lists), each point run like a single scenario, and the per-point results gathered into columns.
+///
+/// Point order: the swept keys are taken in the order they appear in the file; in grid mode the last key
+/// varies fastest (row-major, like nested loops with the first key outermost). In zip mode point i takes
+/// the i-th value of every key.
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/observer.hpp"
+
+namespace rollsim::sweep {
+
+/// One swept key and its values.
+struct Axis {
+  std::string key;                  ///< dotted scenario key, e.g. "initial.theta1"
+  std::vector<std::string> values;  ///< each value as TOML text, ready for "key=value" (round-trips exactly)
+  std::vector<double> numbers;      ///< the values as numbers (NaN for non-numeric values)
+  std::vector<std::string> labels;  ///< the values as plain text (strings without quotes), for string columns
+  bool numeric = true;              ///< every value is a number
+  Origin origin;                    ///< where the key is in the file
+  std::string unit, description;    ///< from the model's schema
+};
+
+/// The expanded [sweep] section.
+struct Spec {
+  std::string mode = "grid";  ///< "grid" or "zip"
+  std::vector<Axis> axes;     ///< in file order
+  std::size_t n_points = 0;
+  /// The value index of every axis at point i.
+  std::vector<std::size_t> indices(std::size_t i) const;
+  /// The overrides "key=value" of point i, in axis order.
+  std::vector<std::string> overrides(std::size_t i) const;
+};
+
+/// Largest number of points a sweep may have.
+constexpr std::size_t kMaxPoints = 100000000;
+
+/// Evenly spaced values: linear, or geometric for "log" (from, to > 0). n = 1 gives {from}. The end points are
+/// exactly `from` and `to`.
+std::vector<double> spaced(double from, double to, long long n, bool log);
+
+/// Shortest text that reads back as the same double and is a TOML float (has '.', 'e', "inf" or "nan").
+std::string float_text(double v);
+
+/// Read and check the [sweep] section of `base` (re-parsing base.text for positions). `sets` are the command-line
+/// overrides: a key may not be both swept and set. Throws InputError with file:line:column.
+Spec parse_spec(const Scenario& base, const std::vector<std::string>& sets = {});
+
+/// A sampled trajectory of one point (only with --trajectories).
+struct Trajectory {
+  std::vector<std::string> names, units;  ///< time, states, outputs, [mode]
+  std::vector<std::vector<double>> columns;
+};
+
+/// What one point produced.
+struct PointResult {
+  std::string status;       ///< "ok", "input_error: <message>", "solver_failure", "interrupted", "not_run", "error: ..."
+  std::string termination;  ///< t_end, the terminal event, or "" when the point did not run
+  std::string message;      ///< the failure message, if any
+  double t_final = NAN;
+  long long n_events = 0;
+  std::vector<std::string> state_names, state_units;
+  std::vector<double> x_final;
+  std::vector<SummaryItem> summary;
+  Trajectory trajectory;
+  bool has_trajectory = false;
+};
+
+/// Run point i: the base text + `sets` + the point's overrides, validated by load_scenario_text, built and
+/// simulated. Never throws: every failure is a status.
+PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
+                      bool keep_trajectory);
+
+/// Run the points `which` on `threads` threads (points handed out by an atomic counter). `sink(k, result)` is
+/// called on the calling thread, in increasing k (k indexes `which`), so that output can be written by one thread;
+/// `progress(done, total)` is called on the calling thread now and then. When the global interrupt flag is set, the
+/// points not yet started are returned as "not_run".
+/// With `window` > 0 a worker does not start point k until fewer than `window` results wait for the sink.
+void run_points(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec,
+                const std::vector<std::size_t>& which, int threads, bool keep_trajectory,
+                const std::function<void(std::size_t, PointResult&&)>& sink,
+                const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window = 0);
+
+/// A column of the output table.
+struct Column {
+  enum Type { Float64, Int64, String } type = Float64;
+  std::string name, unit, description;
+  std::vector<double> numbers;
+  std::vector<long long> ints;
+  std::vector<std::string> strings;
+};
+
+/// The /sweep table: one column per swept key, status, termination, message, t_final, n_events, final_<state>,
+/// and every summary item met in any point (numbers as Float64, texts as String; NaN or "" where a point has none).
+/// Column order: swept keys, fixed columns, final states, summary items in order of first appearance.
+std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows);
+
+/// Serialize results (for MPI gathering); `decode` appends to `out`, with the point indices in `index`.
+void encode(std::size_t index, const PointResult& r, std::string& buf);
+void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector<PointResult>& out);
+
+}  // namespace rollsim::sweep

@@ -1,0 +1,711 @@
+#include "rollsim/sweep/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <toml++/toml.h>
+
+#include "rollsim/models/registry.hpp"
+#include "rollsim/solve/simulate.hpp"
+
+namespace rollsim::sweep {
+
+namespace {
+
+Origin pos(const std::string& path, const toml::node& n) {
+  const auto& s = n.source();
+  return Origin{path, static_cast<int>(s.begin.line), static_cast<int>(s.begin.column)};
+}
+
+bool before(const toml::node& a, const toml::node& b) {
+  const auto& x = a.source().begin;
+  const auto& y = b.source().begin;
+  return x.line != y.line ? x.line < y.line : x.column < y.column;
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string integer_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+/// Keys of the schema that may be swept.
+struct SchemaIndex {
+  std::map<std::string, const KeySpec*> keys;
+  std::vector<std::string> names;
+  explicit SchemaIndex(const Scenario& sc) {
+    for (const auto& k : sc.schema) {
+      if (k.path == "model") continue;
+      keys[k.path] = &k;
+      names.push_back(k.path);
+    }
+  }
+  bool is_prefix(const std::string& p) const {
+    for (const auto& n : names)
+      if (n.rfind(p + ".", 0) == 0) return true;
+    return false;
+  }
+};
+
+struct Parser {
+  const Scenario& base;
+  const SchemaIndex& schema;
+  Spec spec;
+  std::optional<Origin> mode_origin;
+
+  [[noreturn]] void fail(const toml::node& n, const std::string& msg) const { throw InputError(pos(base.path, n), msg); }
+
+  void add_value(Axis& a, const toml::node& item, const KeySpec& ks) {
+    if (auto i = item.as_integer()) {
+      a.values.push_back(std::to_string(i->get()));
+      a.numbers.push_back(static_cast<double>(i->get()));
+      a.labels.push_back(a.values.back());
+    } else if (auto f = item.as_floating_point()) {
+      const double v = f->get();
+      a.values.push_back(ks.kind == Kind::Integer && std::isfinite(v) && v == std::floor(v) ? integer_text(v)
+                                                                                             : float_text(v));
+      a.numbers.push_back(v);
+      a.labels.push_back(a.values.back());
+    } else if (auto s = item.as_string()) {
+      a.values.push_back(toml_string(s->get()));
+      a.numbers.push_back(NAN);
+      a.labels.push_back(s->get());
+      a.numeric = false;
+    } else if (auto b = item.as_boolean()) {
+      a.values.push_back(b->get() ? "true" : "false");
+      a.numbers.push_back(NAN);
+      a.labels.push_back(a.values.back());
+      a.numeric = false;
+    } else {
+      fail(item, "sweep." + a.key + ": a swept value must be a number, a string or a boolean");
+    }
+  }
+
+  void range(Axis& a, const toml::table& t, const KeySpec& ks) {
+    const toml::node* from = nullptr;
+    const toml::node* to = nullptr;
+    const toml::node* n = nullptr;
+    const toml::node* spacing = nullptr;
+    for (const auto& [k, v] : t) {
+      const std::string name(k.str());
+      if (name == "from") from = &v;
+      else if (name == "to") to = &v;
+      else if (name == "n") n = &v;
+      else if (name == "spacing") spacing = &v;
+      else {
+        std::string msg = "sweep." + a.key + ": unknown range field '" + name + "'; a range reads { from = A, to = B, n = N, spacing = \"linear\" | \"log\" }";
+        const std::string near = closest_match(name, {"from", "to", "n", "spacing"});
+        if (!near.empty()) msg += "; did you mean '" + near + "'?";
+        fail(v, msg);
+      }
+    }
+    auto number = [&](const toml::node* node, const char* field) -> double {
+      if (!node)
+        throw InputError(pos(base.path, t), "sweep." + a.key + ": a range needs '" + field + "' (from, to, n)");
+      if (auto i = node->as_integer()) return static_cast<double>(i->get());
+      if (auto f = node->as_floating_point()) {
+        if (!std::isfinite(f->get())) fail(*node, "sweep." + a.key + "." + field + " must be a finite number");
+        return f->get();
+      }
+      fail(*node, "sweep." + a.key + "." + field + " must be a number");
+    };
+    const double lo = number(from, "from");
+    const double hi = number(to, "to");
+    if (!n) throw InputError(pos(base.path, t), "sweep." + a.key + ": a range needs 'n' (the number of values)");
+    auto ni = n->as_integer();
+    if (!ni) fail(*n, "sweep." + a.key + ".n must be an integer");
+    if (ni->get() < 1) fail(*n, "sweep." + a.key + ".n = " + std::to_string(ni->get()) + " is out of range; n must be at least 1");
+    if (static_cast<unsigned long long>(ni->get()) > kMaxPoints)
+      fail(*n, "sweep." + a.key + ".n = " + std::to_string(ni->get()) + " is too large; the limit is " + std::to_string(kMaxPoints));
+    bool log = false;
+    if (spacing) {
+      auto s = spacing->as_string();
+      if (!s || (s->get() != "linear" && s->get() != "log"))
+        fail(*spacing, "sweep." + a.key + ".spacing must be \"linear\" or \"log\"");
+      log = s->get() == "log";
+    }
+    if (log && !(lo > 0)) fail(*from, "sweep." + a.key + ": log spacing needs from > 0 (from = " + float_text(lo) + ")");
+    if (log && !(hi > 0)) fail(*to, "sweep." + a.key + ": log spacing needs to > 0 (to = " + float_text(hi) + ")");
+    if (ks.kind != Kind::Real && ks.kind != Kind::Integer)
+      fail(t, "sweep." + a.key + ": a range needs a numeric key; give a list of values instead");
+    for (const double v : spaced(lo, hi, ni->get(), log)) {
+      if (ks.kind == Kind::Integer && v != std::floor(v))
+        fail(t, "sweep." + a.key + " is an integer key, but the range gives " + float_text(v) +
+                    "; choose from, to and n so that every value is an integer, or give a list");
+      a.values.push_back(ks.kind == Kind::Integer ? integer_text(v) : float_text(v));
+      a.numbers.push_back(v);
+      a.labels.push_back(a.values.back());
+    }
+  }
+
+  void axis(const std::string& key, const toml::node& node) {
+    auto it = schema.keys.find(key);
+    if (it == schema.keys.end()) {
+      std::string msg = "sweep: unknown key '" + key + "' for model \"" + base.model + "\"";
+      if (key == "model") msg = "sweep: the model cannot be swept";
+      const std::string near = key == "model" ? "" : closest_match(key, schema.names);
+      if (!near.empty()) msg += "; did you mean '" + near + "'?";
+      fail(node, msg);
+    }
+    for (const auto& a : spec.axes)
+      if (a.key == key) fail(node, "sweep: the key '" + key + "' is swept twice (first at " + a.origin.str() + ")");
+    const KeySpec& ks = *it->second;
+    Axis a;
+    a.key = key;
+    a.origin = pos(base.path, node);
+    a.unit = ks.unit;
+    a.description = ks.description;
+    if (auto arr = node.as_array()) {
+      if (arr->empty()) fail(node, "sweep." + key + ": the list of values is empty");
+      if (arr->size() > kMaxPoints) fail(node, "sweep." + key + ": too many values");
+      for (const auto& item : *arr) add_value(a, item, ks);
+    } else if (auto t = node.as_table()) {
+      range(a, *t, ks);
+    } else {
+      fail(node, "sweep." + key + " must be a list of values or a range { from = A, to = B, n = N }");
+    }
+    spec.axes.push_back(std::move(a));
+  }
+
+  void walk(const toml::table& t, const std::string& prefix) {
+    std::vector<std::pair<std::string, const toml::node*>> items;
+    for (const auto& [k, v] : t) items.emplace_back(std::string(k.str()), &v);
+    std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return before(*x.second, *y.second); });
+    for (const auto& [name, node] : items) {
+      const std::string key = prefix.empty() ? name : prefix + "." + name;
+      if (prefix.empty() && name == "mode") {
+        auto s = node->as_string();
+        if (!s || (s->get() != "grid" && s->get() != "zip"))
+          fail(*node, "sweep.mode must be \"grid\" or \"zip\"");
+        spec.mode = s->get();
+        mode_origin = pos(base.path, *node);
+        continue;
+      }
+      if (auto sub = node->as_table()) {
+        const bool is_range = sub->contains("from") || sub->contains("to") || sub->contains("n") || sub->contains("spacing");
+        if (!is_range && !schema.keys.count(key) && schema.is_prefix(key)) {
+          walk(*sub, key);
+          continue;
+        }
+      }
+      axis(key, *node);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<double> spaced(double from, double to, long long n, bool log) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  if (n == 1) {
+    v[0] = from;
+    return v;
+  }
+  // Log spacing interpolates the decimal exponent, so that decades come out as exact powers of ten.
+  const double a = log ? std::log10(from) : from;
+  const double b = log ? std::log10(to) : to;
+  for (long long i = 0; i < n; ++i) {
+    const double s = static_cast<double>(i) / static_cast<double>(n - 1);
+    const double u = a + (b - a) * s;
+    v[static_cast<std::size_t>(i)] = log ? std::pow(10.0, u) : u;
+  }
+  v.front() = from;
+  v.back() = to;
+  return v;
+}
+
+std::string float_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  // TOML wants a digit before the exponent's fraction part, which %g always gives; "1e+20" is valid TOML.
+  return s;
+}
+
+std::vector<std::size_t> Spec::indices(std::size_t i) const {
+  std::vector<std::size_t> idx(axes.size());
+  if (mode == "zip") {
+    std::fill(idx.begin(), idx.end(), i);
+    return idx;
+  }
+  for (std::size_t k = axes.size(); k-- > 0;) {
+    const std::size_t n = axes[k].values.size();
+    idx[k] = i % n;
+    i /= n;
+  }
+  return idx;
+}
+
+std::vector<std::string> Spec::overrides(std::size_t i) const {
+  const auto idx = indices(i);
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < axes.size(); ++k) out.push_back(axes[k].key + "=" + axes[k].values[idx[k]]);
+  return out;
+}
+
+Spec parse_spec(const Scenario& base, const std::vector<std::string>& sets) {
+  for (const auto& s : sets) {
+    const std::string key = s.substr(0, s.find('='));
+    if (key == "sweep" || key.rfind("sweep.", 0) == 0)
+      throw InputError(Origin{"--set " + s, 0, 0}, "the [sweep] section cannot be changed with --set; edit the scenario file");
+  }
+  toml::table root;
+  try {
+    root = toml::parse(base.text, base.path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw InputError(Origin{base.path, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)},
+                     std::string("syntax error: ") + std::string(e.description()));
+  }
+  const toml::node* sw = root.get("sweep");
+  if (!sw) throw InputError(Origin{base.path, 1, 1}, "the scenario has no [sweep] section; see docs/sweep.md");
+  if (!sw->is_table()) throw InputError(pos(base.path, *sw), "sweep must be a table: [sweep] with key = [values] lines");
+  const SchemaIndex schema(base);
+  Parser p{base, schema, {}, {}};
+  p.walk(*sw->as_table(), "");
+  Spec& spec = p.spec;
+  if (spec.axes.empty())
+    throw InputError(pos(base.path, *sw), "the [sweep] section sweeps no key; add e.g. \"initial.theta1\" = [0.01, 0.02]");
+  for (const auto& s : sets) {
+    const std::string key = s.substr(0, s.find('='));
+    for (const auto& a : spec.axes)
+      if (a.key == key)
+        throw InputError(Origin{"--set " + s, 0, 0},
+                         "the key '" + key + "' is swept (" + a.origin.str() + "); it cannot also be set with --set");
+  }
+  if (spec.mode == "zip") {
+    const Axis& first = spec.axes.front();
+    for (const auto& a : spec.axes)
+      if (a.values.size() != first.values.size())
+        throw InputError(a.origin, "sweep: mode = \"zip\" needs lists of equal length; '" + first.key + "' has " +
+                                       std::to_string(first.values.size()) + " values, '" + a.key + "' has " +
+                                       std::to_string(a.values.size()));
+    spec.n_points = first.values.size();
+  } else {
+    std::size_t n = 1;
+    for (const auto& a : spec.axes) {
+      if (a.values.size() > kMaxPoints / n)
+        throw InputError(a.origin, "sweep: the grid has more than " + std::to_string(kMaxPoints) + " points");
+      n *= a.values.size();
+    }
+    spec.n_points = n;
+  }
+  return spec;
+}
+
+namespace {
+
+/// Keeps a point's samples in memory (for --trajectories).
+class TrajectoryRecorder final : public Observer {
+ public:
+  explicit TrajectoryRecorder(Trajectory& t) : t_(t) {}
+  void on_start(const RunInfo& info) override {
+    sys_ = info.system;
+    t_.names = {"time"};
+    t_.units = {"s"};
+    for (const auto& s : sys_->states()) t_.names.push_back(s.name), t_.units.push_back(s.unit);
+    for (const auto& s : sys_->outputs()) t_.names.push_back(s.name), t_.units.push_back(s.unit);
+    if (sys_->has_modes()) t_.names.push_back("mode"), t_.units.push_back("1");
+    t_.columns.assign(t_.names.size(), {});
+  }
+  void on_sample(double t, const double* x, const double* y, int mode) override {
+    std::size_t k = 0;
+    t_.columns[k++].push_back(t);
+    for (std::size_t i = 0; i < sys_->states().size(); ++i) t_.columns[k++].push_back(x[i]);
+    for (std::size_t i = 0; i < sys_->outputs().size(); ++i) t_.columns[k++].push_back(y[i]);
+    if (sys_->has_modes()) t_.columns[k++].push_back(mode);
+  }
+
+ private:
+  Trajectory& t_;
+  const HybridSystem* sys_ = nullptr;
+};
+
+}  // namespace
+
+PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
+                      bool keep_trajectory) {
+  PointResult r;
+  try {
+    std::vector<std::string> ov = sets;
+    for (auto& o : spec.overrides(i)) ov.push_back(std::move(o));
+    const Scenario sc = load_scenario_text(base.text, base.path, ov);
+    const auto system = find_model(sc.model)->make_system(sc);
+    for (const auto& s : system->states()) {
+      r.state_names.push_back(s.name);
+      r.state_units.push_back(s.unit);
+    }
+    const SimulationOptions opt = simulation_options(sc);
+    TrajectoryRecorder rec(r.trajectory);
+    std::vector<Observer*> obs;
+    if (keep_trajectory) obs.push_back(&rec);
+    RunResult res = simulate(*system, opt, obs);
+    r.status = res.status;
+    r.termination = res.termination;
+    r.message = res.message;
+    r.t_final = res.t_final;
+    r.n_events = static_cast<long long>(res.n_events);
+    r.x_final = std::move(res.x_final);
+    r.summary = std::move(res.summary);
+    r.has_trajectory = keep_trajectory;
+  } catch (const InputError& e) {
+    r.status = std::string("input_error: ") + e.what();
+    r.message = e.what();
+  } catch (const SolverError& e) {
+    r.status = "solver_failure";
+    r.message = e.what();
+  } catch (const std::exception& e) {
+    r.status = std::string("error: ") + e.what();
+    r.message = e.what();
+  }
+  return r;
+}
+
+void run_points(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec,
+                const std::vector<std::size_t>& which, int threads, bool keep_trajectory,
+                const std::function<void(std::size_t, PointResult&&)>& sink,
+                const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window) {
+  const std::size_t n = which.size();
+  std::vector<std::optional<PointResult>> slots(n);
+  std::mutex m;
+  std::condition_variable ready, room;
+  std::atomic<std::size_t> next{0};
+  std::size_t written = 0, done = 0;
+  std::atomic<bool> abort{false};
+
+  auto worker = [&]() {
+    for (;;) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= n) return;
+      if (window > 0) {
+        std::unique_lock<std::mutex> lk(m);
+        room.wait(lk, [&] { return abort || k < written + window; });
+      }
+      if (abort) return;
+      PointResult r;
+      if (interrupt_flag().load()) {
+        r.status = "not_run";
+        r.message = "the sweep was interrupted before this point started";
+      } else {
+        r = run_point(base, sets, spec, which[k], keep_trajectory);
+      }
+      {
+        std::lock_guard<std::mutex> lk(m);
+        slots[k] = std::move(r);
+        ++done;
+      }
+      ready.notify_one();
+    }
+  };
+
+  const int nt = std::max(1, std::min<int>(threads, static_cast<int>(std::max<std::size_t>(n, 1))));
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(nt));
+  for (int t = 0; t < nt; ++t) pool.emplace_back(worker);
+
+  auto stop = [&]() {
+    {
+      std::lock_guard<std::mutex> lk(m);
+      abort = true;
+    }
+    room.notify_all();
+    next.store(n);
+    for (auto& th : pool)
+      if (th.joinable()) th.join();
+  };
+
+  try {
+    while (written < n) {
+      PointResult r;
+      std::size_t d;
+      {
+        std::unique_lock<std::mutex> lk(m);
+        ready.wait_for(lk, std::chrono::milliseconds(100), [&] { return slots[written].has_value(); });
+        d = done;
+        if (!slots[written]) {
+          lk.unlock();
+          if (progress) progress(d, n);
+          continue;
+        }
+        r = std::move(*slots[written]);
+        slots[written].reset();
+      }
+      sink(written, std::move(r));
+      {
+        std::lock_guard<std::mutex> lk(m);
+        ++written;
+      }
+      room.notify_all();
+      if (progress) progress(d, n);
+    }
+  } catch (...) {
+    stop();
+    throw;
+  }
+  for (auto& th : pool) th.join();
+}
+
+std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows) {
+  const std::size_t n = rows.size();
+  std::vector<Column> cols;
+  std::set<std::string> used;
+  auto add = [&](Column c) {
+    used.insert(c.name);
+    cols.push_back(std::move(c));
+    return cols.size() - 1;
+  };
+  for (std::size_t k = 0; k < spec.axes.size(); ++k) {
+    const Axis& a = spec.axes[k];
+    Column c;
+    c.name = a.key;
+    c.unit = a.unit;
+    c.description = "swept: " + a.description;
+    c.type = a.numeric ? Column::Float64 : Column::String;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = spec.indices(i)[k];
+      if (a.numeric) c.numbers.push_back(a.numbers[j]);
+      else c.strings.push_back(a.labels[j]);
+    }
+    add(std::move(c));
+  }
+  auto strings = [&](const char* name, const char* desc, auto get) {
+    Column c;
+    c.type = Column::String;
+    c.name = name;
+    c.description = desc;
+    for (const auto& r : rows) c.strings.push_back(get(r));
+    add(std::move(c));
+  };
+  strings("status", "ok, input_error: <message>, solver_failure, interrupted or not_run",
+          [](const PointResult& r) { return r.status; });
+  strings("termination", "t_end, or the name of the terminal event, or the failure",
+          [](const PointResult& r) { return r.termination; });
+  strings("message", "the failure message, if any", [](const PointResult& r) { return r.message; });
+  {
+    Column c;
+    c.name = "t_final";
+    c.description = "time at which the point's run ended (NaN if it did not run)";
+    for (const auto& r : rows) c.numbers.push_back(r.t_final);
+    add(std::move(c));
+  }
+  {
+    Column c;
+    c.type = Column::Int64;
+    c.name = "n_events";
+    c.unit = "1";
+    c.description = "events logged during the run";
+    for (const auto& r : rows) c.ints.push_back(r.n_events);
+    add(std::move(c));
+  }
+  // Final state: the names of the first point whose system was built.
+  const PointResult* proto = nullptr;
+  for (const auto& r : rows)
+    if (!r.state_names.empty()) {
+      proto = &r;
+      break;
+    }
+  if (proto) {
+    for (std::size_t s = 0; s < proto->state_names.size(); ++s) {
+      Column c;
+      c.name = "final_" + proto->state_names[s];
+      c.unit = proto->state_units[s];
+      c.description = "final " + proto->state_names[s];
+      for (const auto& r : rows)
+        c.numbers.push_back(r.state_names == proto->state_names && s < r.x_final.size() ? r.x_final[s] : NAN);
+      add(std::move(c));
+    }
+  }
+  // Summary items: the union over all points, in order of first appearance.
+  std::vector<std::string> keys;
+  std::map<std::string, const SummaryItem*> first;
+  std::map<std::string, bool> is_text;
+  for (const auto& r : rows)
+    for (const auto& it : r.summary) {
+      if (!first.count(it.key)) {
+        keys.push_back(it.key);
+        first[it.key] = &it;
+      }
+      if (!it.text.empty()) is_text[it.key] = true;
+    }
+  for (const auto& key : keys) {
+    Column c;
+    c.name = used.count(key) ? "summary_" + key : key;
+    c.unit = first[key]->unit;
+    c.description = first[key]->label;
+    c.type = is_text[key] ? Column::String : Column::Float64;
+    for (const auto& r : rows) {
+      const SummaryItem* found = nullptr;
+      for (const auto& it : r.summary)
+        if (it.key == key) found = &it;
+      if (c.type == Column::String) {
+        c.strings.push_back(found ? (found->text.empty() ? "" : found->text) : "");
+      } else {
+        c.numbers.push_back(found ? found->number : NAN);
+      }
+    }
+    add(std::move(c));
+  }
+  return cols;
+}
+
+namespace {
+
+void put_u64(std::string& b, unsigned long long v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void put_f64(std::string& b, double v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void put_str(std::string& b, const std::string& s) {
+  put_u64(b, s.size());
+  b += s;
+}
+void put_strs(std::string& b, const std::vector<std::string>& v) {
+  put_u64(b, v.size());
+  for (const auto& s : v) put_str(b, s);
+}
+void put_f64s(std::string& b, const std::vector<double>& v) {
+  put_u64(b, v.size());
+  b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+}
+
+struct Reader {
+  const std::string& b;
+  std::size_t at = 0;
+  void need(std::size_t n) {
+    if (at + n > b.size()) throw std::runtime_error("sweep: truncated result buffer");
+  }
+  unsigned long long u64() {
+    need(8);
+    unsigned long long v;
+    std::memcpy(&v, b.data() + at, 8);
+    at += 8;
+    return v;
+  }
+  double f64() {
+    need(8);
+    double v;
+    std::memcpy(&v, b.data() + at, 8);
+    at += 8;
+    return v;
+  }
+  std::string str() {
+    const auto n = u64();
+    need(n);
+    std::string s = b.substr(at, n);
+    at += n;
+    return s;
+  }
+  std::vector<std::string> strs() {
+    std::vector<std::string> v(u64());
+    for (auto& s : v) s = str();
+    return v;
+  }
+  std::vector<double> f64s() {
+    const auto n = u64();
+    need(n * 8);
+    std::vector<double> v(n);
+    std::memcpy(v.data(), b.data() + at, n * 8);
+    at += n * 8;
+    return v;
+  }
+};
+
+}  // namespace
+
+void encode(std::size_t index, const PointResult& r, std::string& b) {
+  put_u64(b, index);
+  put_str(b, r.status);
+  put_str(b, r.termination);
+  put_str(b, r.message);
+  put_f64(b, r.t_final);
+  put_u64(b, static_cast<unsigned long long>(r.n_events));
+  put_strs(b, r.state_names);
+  put_strs(b, r.state_units);
+  put_f64s(b, r.x_final);
+  put_u64(b, r.summary.size());
+  for (const auto& it : r.summary) {
+    put_str(b, it.key);
+    put_f64(b, it.number);
+    put_str(b, it.text);
+    put_str(b, it.unit);
+    put_str(b, it.label);
+    put_u64(b, it.is_integer ? 1 : 0);
+  }
+  put_u64(b, r.has_trajectory ? 1 : 0);
+  if (r.has_trajectory) {
+    put_strs(b, r.trajectory.names);
+    put_strs(b, r.trajectory.units);
+    put_u64(b, r.trajectory.columns.size());
+    for (const auto& c : r.trajectory.columns) put_f64s(b, c);
+  }
+}
+
+void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector<PointResult>& out) {
+  Reader rd{buf};
+  while (rd.at < buf.size()) {
+    index.push_back(rd.u64());
+    PointResult r;
+    r.status = rd.str();
+    r.termination = rd.str();
+    r.message = rd.str();
+    r.t_final = rd.f64();
+    r.n_events = static_cast<long long>(rd.u64());
+    r.state_names = rd.strs();
+    r.state_units = rd.strs();
+    r.x_final = rd.f64s();
+    r.summary.resize(rd.u64());
+    for (auto& it : r.summary) {
+      it.key = rd.str();
+      it.number = rd.f64();
+      it.text = rd.str();
+      it.unit = rd.str();
+      it.label = rd.str();
+      it.is_integer = rd.u64() != 0;
+    }
+    r.has_trajectory = rd.u64() != 0;
+    if (r.has_trajectory) {
+      r.trajectory.names = rd.strs();
+      r.trajectory.units = rd.strs();
+      r.trajectory.columns.resize(rd.u64());
+      for (auto& c : r.trajectory.columns) c = rd.f64s();
+    }
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace rollsim::sweep

@@ -1,0 +1,277 @@
+// Sweeps: grid and zip expansion, validation of the [sweep] section with positions, failed points recorded
+// without stopping the sweep, results independent of the thread count, rows equal to single runs.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "rollsim/sweep/sweep.hpp"
+#include "support.hpp"
+
+using namespace rollsim;
+
+namespace {
+
+const std::string kBase = R"(model = "tipping_table"
+[parameters]
+wheel_mass = 1.0
+wheel_radius = 0.25
+table_length = 1.0
+[initial]
+theta1 = 0.01
+[simulation]
+t_end = 0.2
+output_dt = 0.05
+[solver]
+rtol = 1e-8
+[events]
+lift_off = "record"
+)";
+
+sweep::Spec spec_of(const std::string& sweep_text, const std::vector<std::string>& sets = {}) {
+  const Scenario sc = load_scenario_text(kBase + sweep_text, "test.toml", sets);
+  return sweep::parse_spec(sc, sets);
+}
+
+std::string error_of(const std::string& sweep_text, const std::vector<std::string>& sets = {}) {
+  try {
+    spec_of(sweep_text, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// The base text has 14 lines; [sweep] starts on line 15.
+constexpr int kSweepLine = 15;
+std::string at(int line_in_sweep, int column) {
+  return "test.toml:" + std::to_string(kSweepLine + line_in_sweep) + ":" + std::to_string(column);
+}
+
+}  // namespace
+
+TEST_CASE("sweep: linear and log spacing hit their end points exactly") {
+  const auto lin = sweep::spaced(0.01, 0.1, 10, false);
+  REQUIRE(lin.size() == 10);
+  CHECK(lin.front() == 0.01);
+  CHECK(lin.back() == 0.1);
+  for (std::size_t i = 0; i < lin.size(); ++i) CHECK(lin[i] == doctest::Approx(0.01 + 0.01 * i).epsilon(1e-14));
+  const auto lg = sweep::spaced(1e-3, 1e3, 7, true);
+  REQUIRE(lg.size() == 7);
+  for (std::size_t i = 0; i < lg.size(); ++i) CHECK(lg[i] == std::pow(10.0, -3.0 + i));
+  CHECK(lg.front() == 1e-3);
+  CHECK(lg.back() == 1e3);
+  CHECK(sweep::spaced(0.5, 0.7, 1, false) == std::vector<double>{0.5});
+}
+
+TEST_CASE("sweep: float_text reads back as the same double and as a TOML float") {
+  for (double v : {0.1, 1.0, 1e-300, 2.0 / 3.0, -123456789.125, 1e22, 5e-324}) {
+    const std::string s = sweep::float_text(v);
+    CHECK(std::strtod(s.c_str(), nullptr) == v);
+    CHECK(s.find_first_of(".e") != std::string::npos);
+  }
+}
+
+TEST_CASE("sweep: a grid runs the last key fastest, in file order") {
+  const auto spec = spec_of(R"([sweep]
+"parameters.wheel_mass" = [1.0, 2.0, 3.0]
+"initial.theta1" = { from = 0.01, to = 0.02, n = 2 }
+)");
+  CHECK(spec.mode == "grid");
+  REQUIRE(spec.axes.size() == 2);
+  CHECK(spec.axes[0].key == "parameters.wheel_mass");  // file order, not alphabetical
+  CHECK(spec.axes[1].key == "initial.theta1");
+  CHECK(spec.axes[0].unit == "kg");
+  CHECK(spec.n_points == 6);
+  const std::vector<std::vector<std::string>> expect{
+      {"parameters.wheel_mass=1.0", "initial.theta1=0.01"}, {"parameters.wheel_mass=1.0", "initial.theta1=0.02"},
+      {"parameters.wheel_mass=2.0", "initial.theta1=0.01"}, {"parameters.wheel_mass=2.0", "initial.theta1=0.02"},
+      {"parameters.wheel_mass=3.0", "initial.theta1=0.01"}, {"parameters.wheel_mass=3.0", "initial.theta1=0.02"}};
+  for (std::size_t i = 0; i < 6; ++i) CHECK(spec.overrides(i) == expect[i]);
+}
+
+TEST_CASE("sweep: zip pairs the i-th values; nested keys, integers, strings and log ranges") {
+  const auto spec = spec_of(R"([sweep]
+mode = "zip"
+initial.theta1 = [0.01, 0.02, 0.03]
+solver = { method = ["adams", "bdf", "adams"], max_steps = { from = 1000, to = 3000, n = 3 } }
+"solver.rtol" = { from = 1e-6, to = 1e-8, n = 3, spacing = "log" }
+)");
+  CHECK(spec.mode == "zip");
+  REQUIRE(spec.axes.size() == 4);
+  CHECK(spec.n_points == 3);
+  INFO(spec.overrides(1)[0], " ", spec.overrides(1)[1], " ", spec.overrides(1)[2], " ", spec.overrides(1)[3]);
+  CHECK(spec.overrides(1) == std::vector<std::string>{"initial.theta1=0.02", "solver.method=\"bdf\"",
+                                                      "solver.max_steps=2000", "solver.rtol=1e-07"});
+  CHECK_FALSE(spec.axes[1].numeric);
+  CHECK(spec.axes[1].labels[1] == "bdf");
+}
+
+TEST_CASE("sweep: errors in the [sweep] section name file:line:column") {
+  struct Case {
+    std::string text, where, fragment;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases{
+      {"[sweep]\n\"initial.theta3\" = [1.0]\n", at(1, 20), "unknown key 'initial.theta3'", {}},
+      {"[sweep]\n\"initial.theta1\" = []\n", at(1, 20), "empty", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = 0.1, to = 0.2, n = 0 }\n", at(1, 48), "n must be at least 1", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = 0.1, to = 0.2, n = 1.5 }\n", at(1, 48), "n must be an integer", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = -0.1, to = 0.2, n = 3, spacing = \"log\" }\n", at(1, 29),
+       "log spacing needs from > 0", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = 0.1, to = 0.0, n = 3, spacing = \"log\" }\n", at(1, 39),
+       "log spacing needs to > 0", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = 0.1, to = 0.2, n = 3, spacing = \"cubic\" }\n", at(1, 61),
+       "spacing must be", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = 0.1, too = 0.2, n = 3 }\n", at(1, 40), "did you mean 'to'", {}},
+      {"[sweep]\n\"initial.theta1\" = { from = 0.1, n = 3 }\n", at(1, 20), "needs 'to'", {}},
+      {"[sweep]\nmode = \"zip\"\n\"initial.theta1\" = [0.1, 0.2]\n\"initial.omega1\" = [0.0]\n", at(3, 20),
+       "equal length", {}},
+      {"[sweep]\nmode = \"diagonal\"\n\"initial.theta1\" = [0.1]\n", at(1, 8), "grid", {}},
+      {"[sweep]\n\"initial.theta1\" = 0.1\n", at(1, 20), "a list of values or a range", {}},
+      {"[sweep]\n\"initial.theta1\" = [0.1, [0.2]]\n", at(1, 26), "number, a string or a boolean", {}},
+      {"[sweep]\n\"initial.theta1\" = [0.1]\ninitial.theta1 = [0.2]\n", at(2, 18), "swept twice", {}},
+      {"[sweep]\n\"solver.max_steps\" = { from = 1, to = 2, n = 3 }\n", at(1, 22), "integer key", {}},
+      {"[sweep]\n\"model\" = [\"tipping_table\"]\n", at(1, 11), "cannot be swept", {}},
+      {"[sweep]\nmode = \"grid\"\n", at(0, 1), "sweeps no key", {}},
+      {"", "test.toml:1:1", "no [sweep] section", {}},
+      {"[sweep]\n\"initial.theta1\" = [0.1]\n", "--set initial.theta1=0.2", "cannot also be set", {"initial.theta1=0.2"}},
+      {"[sweep]\n\"initial.theta1\" = [0.1]\n", "--set sweep.mode=zip", "cannot be changed with --set",
+       {"sweep.mode=zip"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    const std::string msg = error_of(c.text, c.sets);
+    CHECK_MESSAGE(msg.rfind(c.where, 0) == 0, msg);
+    CHECK_MESSAGE(msg.find(c.fragment) != std::string::npos, msg);
+  }
+}
+
+TEST_CASE("sweep: failed points are recorded and the sweep goes on") {
+  // theta2 = -3 puts the contact at s = 0.25 (0.01 + 3) = 0.7525 m, beyond the edge at 0.5 m: an input error.
+  // max_steps = 5 cannot reach t_end: a solver failure.
+  const auto spec = spec_of(R"([sweep]
+"initial.theta2" = [0.0, -3.0]
+"solver.max_steps" = [100000, 5]
+)");
+  const Scenario base = load_scenario_text(kBase + "[sweep]\n\"initial.theta2\" = [0.0]\n", "test.toml");
+  REQUIRE(spec.n_points == 4);
+  std::vector<sweep::PointResult> rows(4);
+  std::vector<std::size_t> all{0, 1, 2, 3};
+  sweep::run_points(base, {}, spec, all, 2, false, [&](std::size_t k, sweep::PointResult&& r) { rows[k] = std::move(r); },
+                    nullptr);
+  CHECK(rows[0].status == "ok");
+  CHECK(rows[0].termination == "t_end");
+  CHECK(rows[1].status == "solver_failure");
+  CHECK_FALSE(rows[1].message.empty());
+  for (std::size_t i : {2u, 3u}) {
+    CHECK(rows[i].status.rfind("input_error: ", 0) == 0);
+    CHECK(rows[i].status.find("beyond the table edge") != std::string::npos);
+    CHECK(std::isnan(rows[i].t_final));
+  }
+  const auto cols = sweep::build_table(spec, rows);
+  const auto find = [&](const std::string& name) -> const sweep::Column& {
+    for (const auto& c : cols)
+      if (c.name == name) return c;
+    FAIL("no column " << name);
+    return cols.front();
+  };
+  CHECK(find("initial.theta2").numbers == std::vector<double>{0.0, 0.0, -3.0, -3.0});
+  CHECK(find("solver.max_steps").numbers == std::vector<double>{100000, 5, 100000, 5});
+  CHECK(find("final_theta1").numbers.size() == 4);
+  CHECK(std::isnan(find("final_theta1").numbers[2]));
+  CHECK(find("energy_drift_rel").numbers[0] < 1e-6);
+  CHECK(find("status").strings[1] == "solver_failure");
+  CHECK(find("n_events").ints.size() == 4);
+}
+
+TEST_CASE("sweep: the table does not depend on the thread count, and rows equal single runs") {
+  const std::string sweep_text = R"([sweep]
+"initial.theta1" = { from = 0.005, to = 0.05, n = 5, spacing = "log" }
+"parameters.wheel_inertia" = [0.02, 0.03125]
+)";
+  const Scenario base = load_scenario_text(kBase + sweep_text, "test.toml", {"simulation.t_end=3"});
+  const auto spec = sweep::parse_spec(base, {"simulation.t_end=3"});
+  std::vector<std::size_t> all(spec.n_points);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  auto table = [&](int threads) {
+    std::vector<sweep::PointResult> rows(spec.n_points);
+    sweep::run_points(base, {"simulation.t_end=3"}, spec, all, threads, false,
+                      [&](std::size_t k, sweep::PointResult&& r) { rows[k] = std::move(r); }, nullptr);
+    return std::make_pair(rows, sweep::build_table(spec, rows));
+  };
+  const auto [rows1, t1] = table(1);
+  const auto [rows3, t3] = table(3);
+  REQUIRE(t1.size() == t3.size());
+  for (std::size_t c = 0; c < t1.size(); ++c) {
+    CAPTURE(t1[c].name);
+    CHECK(t1[c].name == t3[c].name);
+    REQUIRE(t1[c].numbers.size() == t3[c].numbers.size());
+    CHECK(std::memcmp(t1[c].numbers.data(), t3[c].numbers.data(), t1[c].numbers.size() * sizeof(double)) == 0);
+    CHECK(t1[c].ints == t3[c].ints);
+    CHECK(t1[c].strings == t3[c].strings);
+  }
+  // Each row against a run of the same point built by hand (load_scenario_text + simulate, with a recorder).
+  for (std::size_t i = 0; i < spec.n_points; ++i) {
+    const auto idx = spec.indices(i);
+    const double th = spec.axes[0].numbers[idx[0]], j = spec.axes[1].numbers[idx[1]];
+    char a[64], b[64];
+    std::snprintf(a, sizeof a, "initial.theta1=%.17g", th);
+    std::snprintf(b, sizeof b, "parameters.wheel_inertia=%.17g", j);
+    const auto run = test::run_text(kBase, {"simulation.t_end=3", a, b});
+    CHECK(rows1[i].status == "ok");
+    CHECK(rows1[i].termination == run.result.termination);
+    CHECK(rows1[i].t_final == run.result.t_final);
+    CHECK(rows1[i].x_final == run.result.x_final);
+    CHECK(rows1[i].x_final == run.rec.x.back());
+    double t_edge = NAN;
+    for (const auto& it : rows1[i].summary)
+      if (it.key == "t_edge") t_edge = it.number;
+    CHECK((std::isnan(t_edge) ? std::isnan(run.summary("t_edge")) : t_edge == run.summary("t_edge")));
+  }
+  CHECK(rows1.back().termination == "table_edge");  // the steepest start reaches the edge within 3 s
+}
+
+TEST_CASE("sweep: results survive the byte encoding used to gather them over MPI") {
+  sweep::PointResult a;
+  a.status = "ok";
+  a.termination = "table_edge";
+  a.t_final = 1.8202495314;
+  a.n_events = 2;
+  a.state_names = {"theta1", "theta2"};
+  a.state_units = {"rad", "rad"};
+  a.x_final = {1.25, -0.0};
+  a.summary = {{"t_edge", 1.82, "", "s", "edge", false}, {"symbols", 0, "+0-", "", "modes", false},
+               {"n_stick", 3, "", "", "sticks", true}};
+  a.has_trajectory = true;
+  a.trajectory.names = {"time", "theta1"};
+  a.trajectory.units = {"s", "rad"};
+  a.trajectory.columns = {{0.0, 0.5}, {0.01, NAN}};
+  sweep::PointResult b;
+  b.status = "input_error: x:1:2: bad";
+  b.message = std::string("with\0nul", 8);
+  std::string buf;
+  sweep::encode(7, a, buf);
+  sweep::encode(3, b, buf);
+  std::vector<std::size_t> idx;
+  std::vector<sweep::PointResult> out;
+  sweep::decode(buf, idx, out);
+  REQUIRE(idx == std::vector<std::size_t>{7, 3});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].termination == a.termination);
+  CHECK(out[0].t_final == a.t_final);
+  CHECK(out[0].n_events == 2);
+  CHECK(out[0].x_final == a.x_final);
+  CHECK(std::signbit(out[0].x_final[1]));
+  CHECK(out[0].state_units == a.state_units);
+  REQUIRE(out[0].summary.size() == 3);
+  CHECK(out[0].summary[1].text == "+0-");
+  CHECK(out[0].summary[2].is_integer);
+  CHECK(out[0].trajectory.columns[0] == a.trajectory.columns[0]);
+  CHECK(std::isnan(out[0].trajectory.columns[1][1]));
+  CHECK(out[1].status == b.status);
+  CHECK(out[1].message == b.message);
+  CHECK(std::isnan(out[1].t_final));
+  CHECK_FALSE(out[1].has_trajectory);
+  buf.pop_back();
+  CHECK_THROWS(sweep::decode(buf, idx, out));
+}
