@@ -1,4 +1,5 @@
 #include "rollsim/models/rolling_disk.hpp"
+#include "rollsim/solve/integrator.hpp"
 
 #include <cmath>
 #include <limits>
@@ -188,6 +189,9 @@ class DiskSystem final : public FilippovSystem {
     return true;
   }
   std::string crossing_kind() const override { return "reversal"; }
+  std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const override {
+    return rolling_disk::make_exact_integrator(p_, options);
+  }
   void project_to_surface(double, double* x) const override { x[kZ] = 0; }
 
   void compute_outputs(double, const double* x, int mode, double* y) const override {
@@ -315,7 +319,6 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
 double get_or(const Scenario& sc, const std::string& key, double def) { return sc.has(key) ? sc.real(key) : def; }
 
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
-  if (sc.string("solver.method") == "exact") sc.fail("solver.method", "solver.method = \"exact\" is not available yet");
   const std::string units = sc.string("units");
   const std::string where = sc.is_default("units") ? "model" : "units";
   Params p;

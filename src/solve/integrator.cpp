@@ -14,6 +14,11 @@ long SolverStats::get(const std::string& name) const {
 }
 
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
+  if (options.method == "exact") {
+    if (auto exact = system.make_exact_integrator(options)) return exact;
+    throw InputError("solver.method \"exact\" needs a piecewise-linear model with closed-form modes; the model \"" +
+                     system.model_name() + "\" has none");
+  }
   if (system.formulation() == Formulation::Ode && (options.method == "bdf" || options.method == "adams"))
     return make_cvode_integrator(system, options);
   if (system.formulation() == Formulation::Dae && options.method == "bdf") return make_ida_integrator(system, options);

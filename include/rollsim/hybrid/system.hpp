@@ -11,6 +11,9 @@
 
 namespace rollsim {
 
+class Integrator;
+struct SolverOptions;
+
 /// A named, signed, smooth event function. CVODE's root direction: +1 rising, -1 falling, 0 both.
 struct Witness {
   std::string name;
@@ -98,6 +101,9 @@ class HybridSystem {
   /// Output signals at a state. \param y out, dim outputs().size().
   virtual void compute_outputs(double t, const double* x, int mode, double* y) const = 0;
   virtual std::unique_ptr<Summarizer> make_summarizer() const = 0;
+  /// A model-specific integrator (closed-form propagation between events) for solver.method = "exact";
+  /// nullptr when the model has none.
+  virtual std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const;
   /// Names of the extra values the event handler logs (EventOutcome::extra), as /events columns.
   virtual std::vector<std::string> event_extras() const { return {}; }
   /// The independent variable: its unit and meaning ("s" unless the system runs in scaled time).

@@ -35,7 +35,7 @@ struct Scales {
 Scales scales(const Params& p);
 
 /// Indices of the state vector.
-enum State { kX = 0, kY = 1, kZ = 2, kDissipated = 3, kStates = 4 };
+enum StateIndex { kX = 0, kY = 1, kZ = 2, kDissipated = 3, kStates = 4 };
 
 /// The dimensionless field of a mode (+1: F+, -1: F-, 0: F0) for the (x, y, z) core. \param f out, dim 3.
 void field(double j, int mode, const double* xyz, double* f);
@@ -53,6 +53,10 @@ void to_dimensionless(const Params& p, double u, double v, double w, double* xyz
 ///   "undetermined" otherwise (a transient, or a run too short to tell).
 std::string classify(const std::string& symbols, const std::vector<double>& stick_radii, int final_mode,
                      double final_radius);
+
+
+/// Closed-form propagation between events (solver.method = "exact"), behind the Integrator interface.
+std::unique_ptr<Integrator> make_exact_integrator(const Params& p, const SolverOptions& options);
 
 /// The runnable system; x0 = (x, y, z) dimensionless, the dissipated energy starts at 0.
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* xyz0);
