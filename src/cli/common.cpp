@@ -52,7 +52,10 @@ Provenance provenance(const Scenario& sc) {
 }
 
 void print_summary(const RunResult& res, const std::string& out_path) {
-  std::printf("termination      %s at t = %.10g s\n", res.termination.c_str(), res.t_final);
+  if (res.time_unit == "s")
+    std::printf("termination      %s at t = %.10g s\n", res.termination.c_str(), res.t_final);
+  else
+    std::printf("termination      %s at tau = %.10g (dimensionless time)\n", res.termination.c_str(), res.t_final);
   if (!res.message.empty()) std::printf("message          %s\n", res.message.c_str());
   for (const auto& it : res.summary) {
     const std::string label = it.label.empty() ? it.key : it.label;

@@ -135,7 +135,15 @@ int sweep_command(const SweepArgs& a) {
   for (std::size_t i = static_cast<std::size_t>(world.rank()); i < spec.n_points; i += static_cast<std::size_t>(world.size()))
     mine.push_back(i);
 
-  std::vector<sweep::PointResult> rows(spec.n_points);
+  // One compact row per point; the full results are dropped as soon as they are tabulated.
+  sweep::TableBuilder table(spec);
+  std::size_t n_ok = 0, n_input = 0, n_solver = 0, n_other = 0;
+  auto count = [&](const sweep::PointResult& r) {
+    if (r.status == "ok") ++n_ok;
+    else if (r.status.rfind("input_error", 0) == 0) ++n_input;
+    else if (r.status == "solver_failure") ++n_solver;
+    else ++n_other;
+  };
   std::unique_ptr<ResultFile> file;
   if (root) file = std::make_unique<ResultFile>(out, provenance(base));
   auto progress = [&](std::size_t done, std::size_t total) {
@@ -152,7 +160,8 @@ int sweep_command(const SweepArgs& a) {
             write_point_trajectory(file->root(), i, spec.overrides(i), r);
             r.trajectory = {};
           }
-          rows[i] = std::move(r);
+          table.add(i, r);
+          count(r);
         },
         progress, a.trajectories ? static_cast<std::size_t>(4 * threads) : 0);
   } else {
@@ -166,27 +175,22 @@ int sweep_command(const SweepArgs& a) {
       std::vector<sweep::PointResult> got;
       sweep::decode(all, index, got);
       if (index.size() != spec.n_points) throw IoError("sweep: rank 0 gathered " + std::to_string(index.size()) + " of " + std::to_string(spec.n_points) + " points");
+      std::vector<sweep::PointResult> rows(spec.n_points);
       for (std::size_t k = 0; k < index.size(); ++k) rows.at(index[k]) = std::move(got[k]);
-      if (a.trajectories)
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-          write_point_trajectory(file->root(), i, spec.overrides(i), rows[i]);
-          rows[i].trajectory = {};
-        }
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (a.trajectories) write_point_trajectory(file->root(), i, spec.overrides(i), rows[i]);
+        table.add(i, rows[i]);
+        count(rows[i]);
+        rows[i] = {};
+      }
     }
   }
   if (bar) ProgressBar::clear();
 
   int code = kExitOk;
   if (root) {
-    std::size_t n_ok = 0, n_input = 0, n_solver = 0, n_other = 0;
-    for (const auto& r : rows) {
-      if (r.status == "ok") ++n_ok;
-      else if (r.status.rfind("input_error", 0) == 0) ++n_input;
-      else if (r.status == "solver_failure") ++n_solver;
-      else ++n_other;
-    }
     const bool interrupted = interrupt_flag().load();
-    write_sweep_table(file->root(), "sweep", spec, sweep::build_table(spec, rows));
+    write_sweep_table(file->root(), "sweep", spec, table.finish());
     h5::write_attr(file->root(), "n_points", static_cast<long long>(spec.n_points));
     h5::write_attr(file->root(), "n_ok", static_cast<long long>(n_ok));
     h5::write_attr(file->root(), "n_failed", static_cast<long long>(spec.n_points - n_ok));

@@ -44,6 +44,7 @@ class Loop {
     }
     if (res.status != "ok" && last_sample_t_ < t_) emit_sample(t_, x_.data());  // keep what was reached
     res.t_final = t_;
+    res.time_unit = sys_.time_signal().unit;
     res.final_mode = mode_;
     res.x_final = x_;
     res.n_samples = n_samples_;

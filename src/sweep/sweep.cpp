@@ -483,107 +483,118 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   for (auto& th : pool) th.join();
 }
 
-std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows) {
-  const std::size_t n = rows.size();
+TableBuilder::TableBuilder(const Spec& spec) : spec_(spec) {
+  status_.type = termination_.type = message_.type = Column::String;
+  status_.name = "status";
+  status_.description = "ok, input_error: <message>, solver_failure, interrupted or not_run";
+  termination_.name = "termination";
+  termination_.description = "t_end, or the name of the terminal event, or the failure";
+  message_.name = "message";
+  message_.description = "the failure message, if any";
+  t_final_.name = "t_final";
+  t_final_.description = "time at which the point's run ended (NaN if it did not run)";
+  n_events_.type = Column::Int64;
+  n_events_.name = "n_events";
+  n_events_.unit = "1";
+  n_events_.description = "events logged during the run";
+}
+
+void TableBuilder::add(std::size_t i, const PointResult& r) {
+  if (i != rows_) throw std::logic_error("sweep::TableBuilder: rows must be added in order");
+  status_.strings.push_back(r.status);
+  termination_.strings.push_back(r.termination);
+  message_.strings.push_back(r.message);
+  t_final_.numbers.push_back(r.t_final);
+  n_events_.ints.push_back(r.n_events);
+  // Final state: the names of the first point whose system was built.
+  if (state_names_.empty() && !r.state_names.empty()) {
+    state_names_ = r.state_names;
+    state_units_ = r.state_units;
+    finals_.assign(state_names_.size(), std::vector<double>(rows_, NAN));
+  }
+  for (std::size_t s = 0; s < finals_.size(); ++s)
+    finals_[s].push_back(r.state_names == state_names_ && s < r.x_final.size() ? r.x_final[s] : NAN);
+  // Summary items: the union over all points, in order of first appearance.
+  for (const auto& it : r.summary) {
+    auto found = index_.find(it.key);
+    if (found == index_.end()) {
+      Item item;
+      item.key = it.key;
+      item.unit = it.unit;
+      item.label = it.label;
+      item.text = !it.text.empty();
+      if (item.text) item.strings.assign(rows_, "");
+      else item.numbers.assign(rows_, NAN);
+      found = index_.emplace(it.key, items_.size()).first;
+      items_.push_back(std::move(item));
+    }
+    Item& item = items_[found->second];
+    if (!it.text.empty() && !item.text) {  // a text item first met with an empty text: it is a text column
+      item.text = true;
+      item.strings.assign(item.numbers.size(), "");
+      item.numbers.clear();
+    }
+    if (item.text) item.strings.push_back(it.text);
+    else item.numbers.push_back(it.number);
+  }
+  ++rows_;
+  for (auto& item : items_) {  // items this point did not report
+    if (item.text && item.strings.size() < rows_) item.strings.push_back("");
+    if (!item.text && item.numbers.size() < rows_) item.numbers.push_back(NAN);
+  }
+}
+
+std::vector<Column> TableBuilder::finish() {
   std::vector<Column> cols;
   std::set<std::string> used;
   auto add = [&](Column c) {
     used.insert(c.name);
     cols.push_back(std::move(c));
-    return cols.size() - 1;
   };
-  for (std::size_t k = 0; k < spec.axes.size(); ++k) {
-    const Axis& a = spec.axes[k];
+  for (std::size_t k = 0; k < spec_.axes.size(); ++k) {
+    const Axis& a = spec_.axes[k];
     Column c;
     c.name = a.key;
     c.unit = a.unit;
     c.description = "swept: " + a.description;
     c.type = a.numeric ? Column::Float64 : Column::String;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t j = spec.indices(i)[k];
+    for (std::size_t i = 0; i < rows_; ++i) {
+      const std::size_t j = spec_.indices(i)[k];
       if (a.numeric) c.numbers.push_back(a.numbers[j]);
       else c.strings.push_back(a.labels[j]);
     }
     add(std::move(c));
   }
-  auto strings = [&](const char* name, const char* desc, auto get) {
+  add(std::move(status_));
+  add(std::move(termination_));
+  add(std::move(message_));
+  add(std::move(t_final_));
+  add(std::move(n_events_));
+  for (std::size_t s = 0; s < state_names_.size(); ++s) {
     Column c;
-    c.type = Column::String;
-    c.name = name;
-    c.description = desc;
-    for (const auto& r : rows) c.strings.push_back(get(r));
-    add(std::move(c));
-  };
-  strings("status", "ok, input_error: <message>, solver_failure, interrupted or not_run",
-          [](const PointResult& r) { return r.status; });
-  strings("termination", "t_end, or the name of the terminal event, or the failure",
-          [](const PointResult& r) { return r.termination; });
-  strings("message", "the failure message, if any", [](const PointResult& r) { return r.message; });
-  {
-    Column c;
-    c.name = "t_final";
-    c.description = "time at which the point's run ended (NaN if it did not run)";
-    for (const auto& r : rows) c.numbers.push_back(r.t_final);
+    c.name = "final_" + state_names_[s];
+    c.unit = state_units_[s];
+    c.description = "final " + state_names_[s];
+    c.numbers = std::move(finals_[s]);
     add(std::move(c));
   }
-  {
+  for (auto& item : items_) {
     Column c;
-    c.type = Column::Int64;
-    c.name = "n_events";
-    c.unit = "1";
-    c.description = "events logged during the run";
-    for (const auto& r : rows) c.ints.push_back(r.n_events);
-    add(std::move(c));
-  }
-  // Final state: the names of the first point whose system was built.
-  const PointResult* proto = nullptr;
-  for (const auto& r : rows)
-    if (!r.state_names.empty()) {
-      proto = &r;
-      break;
-    }
-  if (proto) {
-    for (std::size_t s = 0; s < proto->state_names.size(); ++s) {
-      Column c;
-      c.name = "final_" + proto->state_names[s];
-      c.unit = proto->state_units[s];
-      c.description = "final " + proto->state_names[s];
-      for (const auto& r : rows)
-        c.numbers.push_back(r.state_names == proto->state_names && s < r.x_final.size() ? r.x_final[s] : NAN);
-      add(std::move(c));
-    }
-  }
-  // Summary items: the union over all points, in order of first appearance.
-  std::vector<std::string> keys;
-  std::map<std::string, const SummaryItem*> first;
-  std::map<std::string, bool> is_text;
-  for (const auto& r : rows)
-    for (const auto& it : r.summary) {
-      if (!first.count(it.key)) {
-        keys.push_back(it.key);
-        first[it.key] = &it;
-      }
-      if (!it.text.empty()) is_text[it.key] = true;
-    }
-  for (const auto& key : keys) {
-    Column c;
-    c.name = used.count(key) ? "summary_" + key : key;
-    c.unit = first[key]->unit;
-    c.description = first[key]->label;
-    c.type = is_text[key] ? Column::String : Column::Float64;
-    for (const auto& r : rows) {
-      const SummaryItem* found = nullptr;
-      for (const auto& it : r.summary)
-        if (it.key == key) found = &it;
-      if (c.type == Column::String) {
-        c.strings.push_back(found ? (found->text.empty() ? "" : found->text) : "");
-      } else {
-        c.numbers.push_back(found ? found->number : NAN);
-      }
-    }
+    c.name = used.count(item.key) ? "summary_" + item.key : item.key;
+    c.unit = item.unit;
+    c.description = item.label;
+    c.type = item.text ? Column::String : Column::Float64;
+    c.numbers = std::move(item.numbers);
+    c.strings = std::move(item.strings);
     add(std::move(c));
   }
   return cols;
+}
+
+std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows) {
+  TableBuilder b(spec);
+  for (std::size_t i = 0; i < rows.size(); ++i) b.add(i, rows[i]);
+  return b.finish();
 }
 
 namespace {

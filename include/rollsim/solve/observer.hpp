@@ -36,6 +36,7 @@ struct RunResult {
   std::string termination;         ///< t_end, or the name of the terminal event, or the failure
   std::string message;             ///< the failure message, if any
   double t_final = 0;
+  std::string time_unit = "s";     ///< "s", or "1" for a dimensionless time
   int final_mode = 0;
   std::vector<double> x_final;
   std::size_t n_samples = 0, n_events = 0;

@@ -104,6 +104,30 @@ struct Column {
 /// Column order: swept keys, fixed columns, final states, summary items in order of first appearance.
 std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows);
 
+/// The same table built row by row, so that a sweep keeps one compact row per point (its numbers and short
+/// strings) rather than every PointResult. Rows must be added for i = 0, 1, 2, ... in order.
+class TableBuilder {
+ public:
+  explicit TableBuilder(const Spec& spec);
+  void add(std::size_t i, const PointResult& r);
+  std::vector<Column> finish();
+
+ private:
+  struct Item {
+    std::string key, unit, label;
+    bool text = false;
+    std::vector<double> numbers;
+    std::vector<std::string> strings;
+  };
+  const Spec& spec_;
+  std::size_t rows_ = 0;
+  Column status_, termination_, message_, t_final_, n_events_;
+  std::vector<std::string> state_names_, state_units_;
+  std::vector<std::vector<double>> finals_;
+  std::vector<Item> items_;
+  std::map<std::string, std::size_t> index_;
+};
+
 /// Serialize results (for MPI gathering); `decode` appends to `out`, with the point indices in `index`.
 void encode(std::size_t index, const PointResult& r, std::string& buf);
 void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector<PointResult>& out);
