@@ -39,7 +39,9 @@ int bench_command(const BenchArgs& a) {
   std::printf("scenario          %s\n", a.scenario.c_str());
   std::printf("runs              %d (no output file; samples every %g s computed and discarded)\n", a.repeat,
               opt.output_dt);
-  std::printf("termination       %s at t = %.10g s\n", last.termination.c_str(), last.t_final);
+  std::printf("termination       %s at t = %.10g %s\n", last.termination.c_str(), last.t_final,
+              last.time_unit == "s" ? "s" : "(dimensionless)");
+  std::printf("events/run        %zu\n", last.n_events);
   std::printf("wall time/run     median %.1f us, min %.1f us, max %.1f us\n", median * 1e6, times.front() * 1e6,
               times.back() * 1e6);
   std::printf("solver            %s, rtol %.1e\n", last.stats.method.c_str(), last.stats.rtol);
