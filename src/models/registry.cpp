@@ -48,8 +48,8 @@ std::vector<KeySpec> common_keys() {
   method.path = "solver.method";
   method.kind = Kind::String;
   method.def = std::string("adams");
-  method.choices = {"adams", "bdf"};
-  method.description = "CVODE linear multistep method";
+  method.choices = {"adams", "bdf", "erk"};
+  method.description = "CVODE Adams or BDF, or ARKODE explicit Runge-Kutta of order 8 (erk)";
   v.push_back(method);
   KeySpec steps;
   steps.path = "solver.max_steps";

@@ -298,7 +298,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   method.path = "solver.method";
   method.kind = Kind::String;
   method.def = std::string("adams");
-  method.choices = {"adams", "bdf", "exact"};
+  method.choices = {"adams", "bdf", "erk", "exact"};
   method.description = "CVODE Adams or BDF; exact: closed-form propagation between events";
   v.push_back(method);
   KeySpec t_end = real_key("simulation.t_end", 0, true, "s or 1", "end time (s; tau when units = \"dimensionless\")");

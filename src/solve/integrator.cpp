@@ -6,6 +6,7 @@ namespace rollsim {
 
 std::unique_ptr<Integrator> make_cvode_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_ida_integrator(const HybridSystem& system, const SolverOptions& options);
+std::unique_ptr<Integrator> make_erk_integrator(const HybridSystem& system, const SolverOptions& options);
 
 long SolverStats::get(const std::string& name) const {
   for (const auto& [k, v] : counts)
@@ -21,6 +22,7 @@ std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const So
   }
   if (system.formulation() == Formulation::Ode && (options.method == "bdf" || options.method == "adams"))
     return make_cvode_integrator(system, options);
+  if (system.formulation() == Formulation::Ode && options.method == "erk") return make_erk_integrator(system, options);
   if (system.formulation() == Formulation::Dae && options.method == "bdf") return make_ida_integrator(system, options);
   throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
 }
