@@ -160,7 +160,7 @@ class Runner:
 
 def png(fig) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=100)
     return buf.getvalue()
 
 
@@ -187,7 +187,8 @@ def fmt(v, digits=4) -> str:
         m, e = s.split("e")
         if "." in m:
             m = m.rstrip("0").rstrip(".")
-        s = f"10<sup>{int(e)}</sup>" if m in ("1", "-1") and m == "1" else f"{m}×10<sup>{int(e)}</sup>"
+        exact_power = m == "1" and v == float(f"1e{int(e)}")
+        s = f"10<sup>{int(e)}</sup>" if exact_power else f"{m}×10<sup>{int(e)}</sup>"
     return s.replace("-", "−")
 
 
@@ -305,10 +306,9 @@ def linear_section(run: Run, name: str) -> Section:
         ["#", "Re λ (rollsim)", "Im λ (rollsim)", "Re λ (1.8)–(1.9)", "Im λ (1.8)–(1.9)", "|difference|"], rows))
 
     # Modal table next to EoM's figures.
-    fhz = np.asarray(lin.get("frequency_hz", lin.get("natural_frequency_hz", [])), float)
     cols = {k: np.asarray(lin[k], float) for k in lin if isinstance(lin[k], np.ndarray) and lin[k].ndim == 1
             and lin[k].dtype.kind == "f" and len(lin[k]) == len(lam)}
-    nat = cols.get("natural_frequency_hz", cols.get("frequency_hz"))
+    nat = cols.get("frequency_hz")  # the natural frequency |λ|/2π
     tc = cols.get("time_constant")
     wl = cols.get("wavelength")
     osc = np.abs(im_) > 1e-9
@@ -339,15 +339,19 @@ def linear_section(run: Run, name: str) -> Section:
                             (len(comp) == 4 and worst <= EOM_REL_TOL) if benchmark else None))
     full = [[str(i + 1), f"{re_[i]:+.6g}", f"{im_[i]:+.6g}"] +
             [fmt(cols[c][i], 6) if c in cols else "–" for c in
-             ("natural_frequency_hz", "damping_ratio", "time_constant", "wavelength")]
+             ("frequency_hz", "damping_ratio", "time_constant", "wavelength")]
+            + [html.escape(str(lin["stability"][i])) if "stability" in lin else "–"]
             for i in range(len(lam))]
-    if any(c in cols for c in ("natural_frequency_hz", "damping_ratio")):
+    if any(c in cols for c in ("frequency_hz", "damping_ratio")):
         sec.body.append("<h3>Modal table (rollsim)</h3>" + table_html(
             ["#", "σ [rad/s]", "ω [rad/s]", "natural freq. [Hz]", "damping ratio", "time constant [s]",
-             "wavelength [s]"], full))
+             "wavelength [s]", "kind"], full)
+            + f'<p class="note">rollsim: {html.escape(str(lin.attrs.get("summary", "")))}. EoM prints “1 oscillatory, '
+              "2 damped, 1 unstable, 0 rigid body” by plain sign tests; see docs/linear.md for the classification "
+              "rule.</p>")
 
     fr = lin.get("frequency_response")
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    fig = Figure(figsize=(11.4, 4.0), layout="constrained")
     axs = fig.subplots(1, 3)
     if isinstance(fr, dict) and "frequency_hz" in fr:
         rollsim_plot._bode(axs[0], fr, "magnitude_db", "magnitude", "dB")
@@ -421,21 +425,23 @@ def growth_section(run: Run, name: str) -> Section:
     rows.append(["observed order (rollsim)"] + [fmt(rs_orders.get(m, float("nan")), 3) for m in mode_list])
     sec.body.append("<h3>Relative error |measured − predicted| / |predicted|</h3>"
                     + table_html(["ε"] + [html.escape(m) for m in mode_list], rows))
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
-    a0, a1 = fig.subplots(1, 2)
+    fig = Figure(figsize=(8.0, 4.2), layout="constrained")
+    a0 = fig.subplots()
     for i, m in enumerate(mode_list):
         sel = modes == m
         o = np.argsort(eps[sel])
-        a0.loglog(eps[sel][o], err[sel][o], "o-", color=f"C{i}", label=f"{m} (order {orders[m]:.2f})")
-    a0.axhline(GROWTH_TOL, color="tab:red", linestyle=":", label=f"tolerance {GROWTH_TOL:g}")
-    a0.axvline(GROWTH_SMALL_EPS, color="grey", linestyle=":", linewidth=0.8)
+        a0.loglog(eps[sel][o], err[sel][o], "o-", color=f"C{i}", label=f"mode {m} (order {orders[m]:.2f})")
+    top = eps.max()
+    ref = err.max() * (np.array([top / 1e3, top]) / top) ** GROWTH_ORDER
+    a0.loglog([top / 1e3, top], ref * 3, color="k", linestyle="--", linewidth=0.9, label=f"slope {GROWTH_ORDER:g}")
+    a0.axhline(GROWTH_TOL, color="tab:red", linestyle=":", label=f"tolerance {GROWTH_TOL:g} (ε ≤ {GROWTH_SMALL_EPS:g})")
+    a0.axvspan(eps.min() / 2, GROWTH_SMALL_EPS, color="tab:green", alpha=0.06)
     a0.set_xlabel("ε [-]")
-    a0.set_ylabel("relative error [-]")
-    a0.set_title("Error against ε")
+    a0.set_ylabel("|measured − predicted| / |predicted| [-]")
+    a0.set_title("Growth-rate error against ε")
     a0.grid(True, which="both", alpha=0.3)
-    a0.legend(fontsize="x-small")
-    rollsim_plot._growth(a1, g)
-    sec.figures.append(("Relative error of the fitted rates against ε (log-log), and the rates", png(fig)))
+    a0.legend(fontsize="small", loc="upper left")
+    sec.figures.append(("Relative error of the fitted rates against ε (log-log); the shaded band is where the tolerance applies", png(fig)))
     return sec
 
 
@@ -484,7 +490,7 @@ def energy_section(runs: list, name: str) -> Section:
                             " > ".join(fmt(d, 2) for d in drifts), decreasing))
     sec.body.append(table_html(["rtol", "termination", "t_final [s]", "drift [J]", "drift (relative)",
                                 "drift / rtol", f"< {ENERGY_DRIFT_FACTOR:g} rtol", "steps"], rows))
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    fig = Figure(figsize=(11.4, 4.0), layout="constrained")
     a0, a1 = fig.subplots(1, 2)
     rt = np.array(ENERGY_RTOLS)
     a0.loglog(rt, drifts, "o-", label="relative drift")
@@ -642,7 +648,7 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
         falls = len(worsts) < 2 or all(b < a for a, b in zip(worsts, worsts[1:]))
         sec.checks.append(Check(
             "event times vs closed form at rtol " + ", ".join(f"{rt:g}" for rt, _ in conv),
-            f"largest |Δt| ≤ {CLOSED_FORM_TIME_FACTOR:g} rtol at each, falling with rtol",
+            f"largest |Δt| ≤ {fmt(CLOSED_FORM_TIME_FACTOR)} rtol at each, falling with rtol",
             "largest |Δt| " + ", ".join(fmt(w, 2) for w in worsts), conv_ok and falls))
         sec.body.append("<h3>Closed form: event times against the tolerance</h3>" + table_html(
             ["rtol", "events", "kinds match", "largest |Δt|", "tolerance", "result"], conv_rows)
@@ -672,12 +678,13 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     else:
         sec.checks.append(Check("event times vs closed form", "dimensionless scenarios only", "not compared", None))
 
-    fig = Figure(figsize=(12, 4.6), layout="constrained")
-    ax0 = fig.add_subplot(1, 3, 1, projection="3d")
+    fig = Figure(figsize=(11.4, 4.8), layout="constrained")
+    gs = fig.add_gridspec(1, 3, width_ratios=[1.4, 1.0, 1.0])
+    ax0 = fig.add_subplot(gs[0, 0], projection="3d")
     rollsim_plot._phase_portrait(ax0, r)
-    ax1 = fig.add_subplot(1, 3, 2)
+    ax1 = fig.add_subplot(gs[0, 1])
     rollsim_plot._xyz(ax1, r)
-    ax2 = fig.add_subplot(1, 3, 3)
+    ax2 = fig.add_subplot(gs[0, 2])
     t = np.asarray(tr["time"], float)
     ax2.plot(t, E, label="E(t)")
     ax2.plot(t, D, label="dissipated(t)")
@@ -694,7 +701,7 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     ax2.grid(True, alpha=0.3)
     sec.figures.append(("3-D phase portrait (left), state and mode (middle), energy balance (right)", png(fig)))
     if conv_data:
-        fig = Figure(figsize=(12, 4.0), layout="constrained")
+        fig = Figure(figsize=(11.4, 4.0), layout="constrained")
         a0, a1 = fig.subplots(1, 2)
         markers = {"stick": "o", "slip": "s", "reversal": "^"}
         for i, (rt, ct, cft, ck) in enumerate(conv_data):
@@ -702,10 +709,11 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
             for kind, mk in markers.items():
                 sel = ck == kind
                 if sel.any():
-                    a0.semilogy(ct[sel], np.maximum(d[sel], 1e-17), mk, color=f"C{i}", markersize=4,
+                    a0.semilogy(np.nonzero(sel)[0] + 1, np.maximum(d[sel], 1e-17), mk, color=f"C{i}", markersize=4,
                                 label=f"rtol {rt:g}: {kind}")
             a0.axhline(CLOSED_FORM_TIME_FACTOR * rt, color=f"C{i}", linestyle=":", linewidth=0.9)
-        a0.set_xlabel(rollsim_plot.axis_label("event time", tr.units.get("time")))
+        a0.set_xlabel("event number")
+        a0.xaxis.get_major_locator().set_params(integer=True)
         a0.set_ylabel("|t rollsim − t closed form|")
         a0.set_title("Event times against the closed form (dotted: tolerances)")
         a0.grid(True, which="both", alpha=0.3)
@@ -847,6 +855,14 @@ def other_section(run: Run, name: str) -> Section:
     sec.checks.append(Check("run completes", "exit 0, completed = 1",
                             f"{html.escape(str(r.summary.get('termination', r.status)))} at t = "
                             f"{fmt(r.summary.get('t_final'), 6)}", bool(r.completed) and run.returncode == 0))
+    s = r.summary
+    rt = r.solver.get("rtol")
+    drift = s.get("energy_drift_rel")
+    if drift is None and s.get("energy_drift_abs") is not None and s.get("energy_initial"):
+        drift = float(s["energy_drift_abs"]) / abs(float(s["energy_initial"]))
+    if drift is not None and isinstance(rt, (int, float)) and math.isfinite(float(drift)):
+        sec.checks.append(Check("energy drift", f"relative < {ENERGY_DRIFT_FACTOR:g} rtol = "
+                                f"{fmt(ENERGY_DRIFT_FACTOR * rt)}", fmt(drift, 3), float(drift) < ENERGY_DRIFT_FACTOR * rt))
     rows = [[html.escape(k), fmt(v, 6) if not isinstance(v, str) else html.escape(v if len(v) < 60 else v[:57] + "…")]
             for k, v in r.summary.items()]
     sec.body.append(table_html(["summary", "value"], rows))
@@ -885,39 +901,34 @@ PLANNERS = {"linear": plan_linear, "table": plan_table, "disk": plan_disk, "dae"
 # Solver statistics and provenance
 
 
-SOLVER_KEYS = ("method", "rtol", "atol", "n_steps", "n_rhs_evals", "n_jac_evals", "n_root_evals",
-               "n_nonlin_iters", "n_err_test_fails")
+SOLVER_COLUMNS = [  # (heading, keys tried in order)
+    ("method", ("method",)), ("rtol", ("rtol",)), ("atol", ("atol",)), ("steps", ("n_steps",)),
+    ("f / residual evals", ("n_rhs_evals", "n_res_evals")), ("Jacobians", ("n_jac_evals",)),
+    ("root evals", ("n_root_evals",)), ("nonlinear iters", ("n_nonlin_iters",)),
+    ("nonlinear fails", ("n_nonlin_conv_fails",)), ("error-test fails", ("n_err_test_fails",)),
+    ("restarts", ("n_restarts",)),
+]
 
 
 def solver_section(runner: Runner) -> Section:
     sec = Section("solver", "Solver statistics of every run",
                   "The integrator's counters from /solver of each result file, with the wall time of the command.")
     rows, all_ok = [], True
-    extra_keys = []
-    results = []
     for run in runner.runs:
         r = load_result(run)
-        results.append(r)
-        if r is not None:
-            for k in r.solver:
-                if k not in SOLVER_KEYS and k not in extra_keys and not isinstance(r.solver[k], str):
-                    extra_keys.append(k)
-    keys = list(SOLVER_KEYS) + extra_keys[:4]
-    for run, r in zip(runner.runs, results):
         ok = run.returncode == 0
         all_ok &= ok
+        cells = [html.escape(run.label), badge(ok), f"{run.seconds:.2f}"]
+        for _, keys in SOLVER_COLUMNS:
+            v = next((r.solver[k] for k in keys if r is not None and k in r.solver), None)
+            cells.append("–" if v is None else html.escape(v) if isinstance(v, str) else fmt(v, 3))
         if r is None:
-            rows.append([html.escape(run.label), badge(ok), f"{run.seconds:.2f}"] + ["–"] * len(keys))
-            continue
-        rows.append([html.escape(run.label), badge(ok), f"{run.seconds:.2f}"] +
-                    [html.escape(str(r.solver[k])) if isinstance(r.solver.get(k), str) else fmt(r.solver.get(k), 3)
-                     for k in keys])
+            cells[3] = '<span class="note">no result file (see its section)</span>'
+        rows.append(cells)
     sec.checks.append(Check("every command exits 0", "exit status 0",
                             f"{sum(r.returncode == 0 for r in runner.runs)} of {len(runner.runs)}", all_ok))
     sec.body.append('<div class="scroll">' + table_html(
-        ["run", "exit", "wall [s]"] + [k.replace("n_", "").replace("_", " ") for k in keys], rows) + "</div>"
-        + '<p class="note">Commands without a result file (check formulations) have no counters here; '
-          "their output is in their section.</p>")
+        ["run", "exit", "wall [s]"] + [h for h, _ in SOLVER_COLUMNS], rows, cls="data stats") + "</div>")
     return sec
 
 
