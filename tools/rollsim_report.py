@@ -483,13 +483,13 @@ def energy_section(runs: list, name: str) -> Section:
                      str(r.solver.get("n_steps", "–"))])
     decreasing = all(b < a for a, b in zip(drifts, drifts[1:])) and all(np.isfinite(drifts))
     sec.checks.append(Check("energy drift at rtol " + ", ".join(f"{rt:g}" for rt in ENERGY_RTOLS),
-                            f"drift_rel < {ENERGY_DRIFT_FACTOR:g} rtol at each",
+                            f"drift_rel &lt; {ENERGY_DRIFT_FACTOR:g} rtol at each",
                             "drift/rtol " + ", ".join(fmt(d / rt, 2) for d, rt in zip(drifts, ENERGY_RTOLS)),
                             all(ok_each)))
     sec.checks.append(Check("energy drift falls with rtol", "strictly decreasing",
                             " > ".join(fmt(d, 2) for d in drifts), decreasing))
     sec.body.append(table_html(["rtol", "termination", "t_final [s]", "drift [J]", "drift (relative)",
-                                "drift / rtol", f"< {ENERGY_DRIFT_FACTOR:g} rtol", "steps"], rows))
+                                "drift / rtol", f"&lt; {ENERGY_DRIFT_FACTOR:g} rtol", "steps"], rows))
     fig = Figure(figsize=(11.4, 4.0), layout="constrained")
     a0, a1 = fig.subplots(1, 2)
     rt = np.array(ENERGY_RTOLS)
@@ -589,13 +589,13 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     margin_rev = float(np.min(np.abs(x[rev]))) if rev.any() else float("nan")
     sec.checks.append(Check(
         "Filippov conditions at every event",
-        f"stick: |x| < 1, |z| ≤ {fmt(FILIPPOV_Z_TOL)}; slip: ||x| − 1| ≤ {fmt(FILIPPOV_EDGE_TOL)}; reversal: |x| > 1",
+        f"stick: |x| &lt; 1, |z| ≤ {fmt(FILIPPOV_Z_TOL)}; slip: ||x| − 1| ≤ {fmt(FILIPPOV_EDGE_TOL)}; reversal: |x| > 1",
         f"{len(kinds)} events ({int(stick.sum())} stick, {int(slip.sum())} slip, {int(rev.sum())} reversal), "
         f"{len(viol)} violations; max |z| at stick {fmt(worst_z, 2)}, max ||x|−1| at slip {fmt(worst_edge, 2)}",
         len(viol) == 0 and len(kinds) > 0))
     sec.body.append(table_html(
         ["event kind", "count", "condition", "worst value"],
-        [["stick", str(int(stick.sum())), "|x| < 1 and z = 0",
+        [["stick", str(int(stick.sum())), "|x| &lt; 1 and z = 0",
           f"max |x| = {fmt(margin_stick, 6)}, max |z| = {fmt(worst_z, 2)}"],
          ["slip", str(int(slip.sum())), "|x| = 1", f"max ||x| − 1| = {fmt(worst_edge, 2)}"],
          ["reversal", str(int(rev.sum())), "|x| > 1", f"min |x| = {fmt(margin_rev, 6)}"]]))
@@ -861,7 +861,7 @@ def other_section(run: Run, name: str) -> Section:
     if drift is None and s.get("energy_drift_abs") is not None and s.get("energy_initial"):
         drift = float(s["energy_drift_abs"]) / abs(float(s["energy_initial"]))
     if drift is not None and isinstance(rt, (int, float)) and math.isfinite(float(drift)):
-        sec.checks.append(Check("energy drift", f"relative < {ENERGY_DRIFT_FACTOR:g} rtol = "
+        sec.checks.append(Check("energy drift", f"relative &lt; {ENERGY_DRIFT_FACTOR:g} rtol = "
                                 f"{fmt(ENERGY_DRIFT_FACTOR * rt)}", fmt(drift, 3), float(drift) < ENERGY_DRIFT_FACTOR * rt))
     rows = [[html.escape(k), fmt(v, 6) if not isinstance(v, str) else html.escape(v if len(v) < 60 else v[:57] + "…")]
             for k, v in r.summary.items()]
@@ -969,6 +969,17 @@ def provenance_section(runner: Runner, binary: str, version: str, argv: list, st
         ["Python", html.escape(f"{platform.python_version()} · numpy {np.__version__} · scipy {scipy.__version__}"
                                f" · matplotlib {mpl.__version__}")],
     ]
+    # Every result file must come from this binary and be complete.
+    m = re.search(r"\(([0-9a-f]{7,40})", version)
+    bin_hash = m.group(1) if m else None
+    files = [(run, load_result(run)) for run in runner.runs if run.output]
+    bad = [run.label for run, r in files if r is None or not r.completed
+           or (bin_hash and not str(r.provenance.get("git_hash", "")).startswith(bin_hash[:7]))]
+    sec.checks.append(Check("result files: complete, written by this binary",
+                            f"completed = 1 and git_hash = {html.escape(bin_hash or '?')}",
+                            f"{len(files) - len(bad)} of {len(files)} files" + (
+                                f"; not: {html.escape(', '.join(bad))}" if bad else ""),
+                            bool(files) and not bad))
     sec.body.append(table_html(["item", "value"], rows, cls="kv"))
     cmd_rows = [[html.escape(run.label), f"<code>{html.escape(shlex.join(run.argv))}</code>", str(run.returncode),
                  f"{run.seconds:.2f}"] for run in runner.runs]
@@ -1173,7 +1184,7 @@ def main(argv=None) -> int:
         for c in s.checks:
             mark = {True: "PASS", False: "FAIL", None: "n/a "}[c.passed]
             plain = re.sub(r"<[^>]+>", "", c.name)
-            print(f"{mark}  {re.sub(r'<[^>]+>', '', s.title)}: {plain}")
+            print(html.unescape(f"{mark}  {re.sub(r'<[^>]+>', '', s.title)}: {plain}"))
     print(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s): "
           f"{sum(c.passed is True for c in checks)} passed, {n_fail} failed")
     return 1 if n_fail else 0
