@@ -123,6 +123,7 @@ class Run:
     stderr: str = ""
     seconds: float = 0.0
     output: Optional[str] = None  # the result file
+    verdict_exit: bool = False    # a `check` command: exit 1 is its FAIL verdict (judged in its section)
 
 
 class Runner:
@@ -187,7 +188,7 @@ def fmt(v, digits=4) -> str:
         m, e = s.split("e")
         if "." in m:
             m = m.rstrip("0").rstrip(".")
-        exact_power = m == "1" and v == float(f"1e{int(e)}")
+        exact_power = m == "1" and abs(v / float(f"1e{int(e)}") - 1.0) < 1e-12
         s = f"10<sup>{int(e)}</sup>" if exact_power else f"{m}×10<sup>{int(e)}</sup>"
     return s.replace("-", "−")
 
@@ -254,6 +255,7 @@ def plan_linear(runner: Runner, scen: str, name: str):
     lin_run = runner.prepare(f"linearize {name}", ["linearize", scen], os.path.join(runner.workdir, f"{name}-linear.h5"))
     gr_run = runner.prepare(f"check growth {name}", ["check", "growth", scen],
                             os.path.join(runner.workdir, f"{name}-growth.h5"))
+    gr_run.verdict_exit = True
 
     def build():
         return [linear_section(lin_run, name), growth_section(gr_run, name)]
@@ -524,13 +526,12 @@ def plan_disk(runner: Runner, scen: str, name: str):
     doc = read_toml(scen)
     own_rtol = float(doc.get("solver", {}).get("rtol", 1e-10))
     conv = []
-    if doc.get("units", "physical") == "dimensionless":
-        # The same orbit at a looser and a tighter tolerance: the closed-form comparison must converge.
-        for rt in DISK_CONVERGENCE_RTOLS:
-            if rt != own_rtol:
-                conv.append((rt, runner.prepare(f"run {name} rtol {rt:g}",
-                                                ["run", scen, "-q", "--set", f"solver.rtol={rt:g}"],
-                                                os.path.join(runner.workdir, f"{name}-rtol{rt:g}.h5"))))
+    # The same orbit at a looser and a tighter tolerance: the closed-form comparison must converge.
+    for rt in DISK_CONVERGENCE_RTOLS:
+        if rt != own_rtol:
+            conv.append((rt, runner.prepare(f"run {name} rtol {rt:g}",
+                                            ["run", scen, "-q", "--set", f"solver.rtol={rt:g}"],
+                                            os.path.join(runner.workdir, f"{name}-rtol{rt:g}.h5"))))
     conv.append((own_rtol, run))
     conv.sort(key=lambda p: -p[0])
 
@@ -540,15 +541,39 @@ def plan_disk(runner: Runner, scen: str, name: str):
     return build
 
 
-def compare_closed_form(r, cf):
-    """(event times rollsim, closed form, kinds rollsim, kinds closed form, n compared, kinds match, count ok)."""
+def disk_time_scale(r):
+    """Omega0 [1/s] for a physical disk run (tau = Omega0 t), 1 for a dimensionless one; None if unknown."""
+    units = r.param("units") if r.resolved and "units" in r.resolved else "dimensionless"
+    if units == "dimensionless":
+        return 1.0
+    m, k = r.param("parameters.mass"), r.param("parameters.stiffness")
+    j = disk_inertia_ratio(r)
+    if not all(isinstance(v, (int, float)) for v in (m, k, j)):
+        return None
+    return math.sqrt(k / (m * (1.0 + j)))
+
+
+def disk_inertia_ratio(r):
+    j = r.param("parameters.inertia_ratio") if "parameters.inertia_ratio" in r.resolved else None
+    if isinstance(j, (int, float)):
+        return float(j)
+    inertia, m, rad = (r.param(k) if k in r.resolved else None
+                       for k in ("parameters.inertia", "parameters.mass", "parameters.radius"))
+    if all(isinstance(v, (int, float)) for v in (inertia, m, rad)):
+        return inertia / (m * rad**2)
+    return None
+
+
+def compare_closed_form(r, cf, tscale=1.0):
+    """(event times rollsim [tau], closed form [tau], kinds rollsim, kinds closed form, n compared, kinds match,
+    count ok)."""
     ev = r.events
-    t_ev = np.asarray(ev.get("time", []), float)
+    t_ev = np.asarray(ev.get("time", []), float) * tscale
     kinds = [str(k) for k in ev.get("kind", [])]
     cf_t = np.array([e.time for e in cf.events])
     cf_k = [e.kind for e in cf.events]
     n = min(len(cf_t), len(t_ev))
-    t_end = float(r.trajectory["time"][-1])
+    t_end = float(r.trajectory["time"][-1]) * tscale
     # An event in the last instants before t_end may fall on either side of it.
     count_ok = len(cf_t) == len(t_ev) or (abs(len(cf_t) - len(t_ev)) == 1 and max(
         cf_t[-1] if len(cf_t) else 0.0, t_ev[-1] if len(t_ev) else 0.0) > t_end - 1e-3)
@@ -614,14 +639,14 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
                             own <= e_tol and (rs is None or float(rs) <= e_tol)))
 
     # Closed form, at the scenario's tolerance and at the convergence tolerances.
-    units = r.param("units") if r.resolved and "units" in r.resolved else None
-    j = r.param("parameters.inertia_ratio")
-    t_end = float(tr["time"][-1])
+    j = disk_inertia_ratio(r)
+    tscale = disk_time_scale(r)
+    t_end = float(tr["time"][-1]) * (tscale or 1.0)
     conv_data, cf = [], None
-    if units in (None, "dimensionless") and isinstance(j, (int, float)):
+    if j is not None and tscale is not None:
         x0, y0, z0 = (float(np.asarray(tr[k])[0]) for k in ("x", "y", "z"))
         cf = disk_closed_form.propagate(float(j), x0, y0, z0, t_end)
-        t_ev, cf_t, rk, cf_k, n, kinds_match, count_ok = compare_closed_form(r, cf)
+        t_ev, cf_t, rk, cf_k, n, kinds_match, count_ok = compare_closed_form(r, cf, tscale)
         worst_dt = float(np.max(np.abs(t_ev[:n] - cf_t[:n]))) if n else 0.0
         sym_rs = str(r.summary.get("symbols", ""))
         short = (lambda s: s if len(s) <= 24 else f"{s[:10]}…{s[-8:]} ({len(s)})")
@@ -637,7 +662,7 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
                 conv_rows.append([fmt(rt), "failed", "–", "–", "–", badge(False)])
                 worsts.append(float("nan"))
                 continue
-            ct, _, ck, _, cn, cmatch, ccount = compare_closed_form(cr, cf)
+            ct, _, ck, _, cn, cmatch, ccount = compare_closed_form(cr, cf, tscale)
             w = float(np.max(np.abs(ct[:cn] - cf_t[:cn]))) if cn else 0.0
             ok = cmatch and ccount and w <= CLOSED_FORM_TIME_FACTOR * rt
             conv_ok &= ok
@@ -648,14 +673,15 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
         falls = len(worsts) < 2 or all(b < a for a, b in zip(worsts, worsts[1:]))
         sec.checks.append(Check(
             "event times vs closed form at rtol " + ", ".join(f"{rt:g}" for rt, _ in conv),
-            f"largest |Δt| ≤ {fmt(CLOSED_FORM_TIME_FACTOR)} rtol at each, falling with rtol",
-            "largest |Δt| " + ", ".join(fmt(w, 2) for w in worsts), conv_ok and falls))
+            f"largest |Δτ| ≤ {fmt(CLOSED_FORM_TIME_FACTOR)} rtol at each, falling with rtol",
+            "largest |Δτ| " + ", ".join(fmt(w, 2) for w in worsts), conv_ok and falls))
         sec.body.append("<h3>Closed form: event times against the tolerance</h3>" + table_html(
-            ["rtol", "events", "kinds match", "largest |Δt|", "tolerance", "result"], conv_rows)
+            ["rtol", "events", "kinds match", "largest |Δτ|", "tolerance", "result"], conv_rows)
             + '<p class="note">The closed form is exact up to round-off (each event polished by brentq). In the '
               "+0−0 tail the problem amplifies errors: the slip time goes as arccos(1/R), whose slope "
               "1/(R√(R²−1)) grows as the rolling radius R approaches 1, so timing errors grow along the orbit; "
-              "they fall with the tolerance.</p>")
+              "they fall with the tolerance. Times are compared in the dimensionless time τ = Ω0 t"
+            + (f" (Ω0 = {tscale:.6g} 1/s for this physical run)" if tscale != 1.0 else "") + ".</p>")
         show = list(range(min(n, 8)))
         if n > 12:
             show += list(range(n - 4, n))
@@ -671,12 +697,13 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
             cf_rows.append([str(i + 1), html.escape(rk[i]), html.escape(cf_k[i]), f"{t_ev[i]:.10f}",
                             f"{cf_t[i]:.10f}", fmt(t_ev[i] - cf_t[i], 2), f"{x_ev[i]:+.8f}", f"{cf_x[i]:+.8f}"])
         sec.body.append(f"<h3>Events at rtol {own_rtol:g}: rollsim against the closed form</h3>" + table_html(
-            ["#", "rollsim", "closed form", "t rollsim", "t closed form", "Δt", "x rollsim", "x closed form"], cf_rows)
+            ["#", "rollsim", "closed form", "τ rollsim", "τ closed form", "Δτ", "x rollsim", "x closed form"], cf_rows)
             + f'<p class="note">rollsim: {len(t_ev)} events to τ = {t_end:g}; closed form: {len(cf_t)} events. '
               f"Classification {html.escape(str(r.summary.get('classification', '–')))}; last rolling radius "
               f"{fmt(r.summary.get('rolling_radius'), 10)} (closed form {fmt(cf.rolling_radius, 10)}).</p>")
     else:
-        sec.checks.append(Check("event times vs closed form", "dimensionless scenarios only", "not compared", None))
+        sec.checks.append(Check("event times vs closed form", "needs j and Ω0 from the scenario", "not compared",
+                                None))
 
     fig = Figure(figsize=(11.4, 4.8), layout="constrained")
     gs = fig.add_gridspec(1, 3, width_ratios=[1.4, 1.0, 1.0])
@@ -714,11 +741,11 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
             a0.axhline(CLOSED_FORM_TIME_FACTOR * rt, color=f"C{i}", linestyle=":", linewidth=0.9)
         a0.set_xlabel("event number")
         a0.xaxis.get_major_locator().set_params(integer=True)
-        a0.set_ylabel("|t rollsim − t closed form|")
+        a0.set_ylabel("|τ rollsim − τ closed form|")
         a0.set_title("Event times against the closed form (dotted: tolerances)")
         a0.grid(True, which="both", alpha=0.3)
         a0.legend(fontsize="x-small", ncol=3)
-        xs, ys, zs = disk_closed_form.states_at(float(j), cf, t)
+        xs, ys, zs = disk_closed_form.states_at(float(j), cf, t * tscale)
         xr, zr = np.asarray(tr["x"], float), np.asarray(tr["z"], float)
         a1.plot(t, xs, color="0.55", linewidth=3.5, label="x closed form")
         a1.plot(t, zs, color="#e0b070", linewidth=3.5, label="z closed form")
@@ -740,6 +767,7 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
 
 def plan_dae(runner: Runner, scen: str, name: str):
     run = runner.prepare(f"check formulations {name}", ["check", "formulations", scen])
+    run.verdict_exit = True
 
     def build():
         return [dae_section(run, name)]
@@ -916,17 +944,19 @@ def solver_section(runner: Runner) -> Section:
     rows, all_ok = [], True
     for run in runner.runs:
         r = load_result(run)
-        ok = run.returncode == 0
+        ok = run.returncode == 0 or (run.verdict_exit and run.returncode == 1)
         all_ok &= ok
-        cells = [html.escape(run.label), badge(ok), f"{run.seconds:.2f}"]
+        code = str(run.returncode) + (" (check: FAIL)" if run.verdict_exit and run.returncode == 1 else "")
+        cells = [html.escape(run.label), code if ok else f'<span class="bad">{code}</span>', f"{run.seconds:.2f}"]
         for _, keys in SOLVER_COLUMNS:
             v = next((r.solver[k] for k in keys if r is not None and k in r.solver), None)
             cells.append("–" if v is None else html.escape(v) if isinstance(v, str) else fmt(v, 3))
         if r is None:
             cells[3] = '<span class="note">no result file (see its section)</span>'
         rows.append(cells)
-    sec.checks.append(Check("every command exits 0", "exit status 0",
-                            f"{sum(r.returncode == 0 for r in runner.runs)} of {len(runner.runs)}", all_ok))
+    n_ok = sum(r.returncode == 0 or (r.verdict_exit and r.returncode == 1) for r in runner.runs)
+    sec.checks.append(Check("every command finishes", "exit 0 (a check command: 0 or 1, its verdict, judged "
+                            "in its section)", f"{n_ok} of {len(runner.runs)}", all_ok))
     sec.body.append('<div class="scroll">' + table_html(
         ["run", "exit", "wall [s]"] + [h for h, _ in SOLVER_COLUMNS], rows, cls="data stats") + "</div>")
     return sec
