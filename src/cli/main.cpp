@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG instead of killing the process, so that
+  // HDF5 reports the error and the run ends with exit 4 and a message.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   CLI::App app{"rollsim: nonlinear time-domain simulation of rolling and sliding contact"};
   app.set_version_flag("--version", std::string("rollsim ") + kSoftwareVersion + " (" + kGitHash + ")");

@@ -27,8 +27,23 @@ int run_command(const RunArgs& a) {
   ResultFile file(out, provenance(sc));
   TrajectoryWriter writer(file);
   ProgressBar bar(a.quiet);
-  const RunResult res = simulate(*system, opt, {&writer, &bar});
-  file.close(res.completed(), res.status);
+  RunResult res;
+  try {
+    res = simulate(*system, opt, {&writer, &bar});
+    file.close(res.completed(), res.status);
+  } catch (const IoError& e) {
+    // A write failed during the run (disk full, file-size limit, ...): keep what can be kept, marked incomplete.
+    ProgressBar::clear();
+    std::string kept;
+    try {
+      file.close(false, "io_error");
+      kept = "; partial results kept in " + out + " (completed = 0)";
+    } catch (const IoError&) {
+      file.discard();
+      kept = "; no result file written";
+    }
+    throw IoError(std::string(e.what()) + kept);
+  }
   if (!a.quiet) print_summary(res, out);
   if (res.status == "solver_failure") {
     std::fprintf(stderr, "rollsim: solver failure: %s\n", res.message.c_str());

@@ -1,5 +1,9 @@
 #include "rollsim/io/hdf5.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -18,7 +22,12 @@ void quiet() {
 
 herr_t collect(unsigned n, const H5E_error2_t* err, void* data) {
   auto* out = static_cast<std::string*>(data);
-  if (n < 3 && err->desc) *out += std::string(n ? "; " : "") + err->desc;
+  if (n < 3 && err->desc) {
+    std::string d = err->desc;
+    for (auto& c : d)
+      if (c == '\n') c = ' ';
+    *out += (n ? "; " : "") + d;
+  }
   return 0;
 }
 
@@ -89,6 +98,10 @@ void check(herr_t status, const std::string& what) {
 
 Handle create_file(const std::string& path) {
   quiet();
+  // HDF5's own message for a file it cannot create is a page of internals; the system's is one line.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) throw IoError("cannot create " + path + ": " + std::strerror(errno));
+  ::close(fd);
   return Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                 ("creating HDF5 file " + path).c_str());
 }

@@ -103,7 +103,7 @@ class Loop {
         std::ostringstream os;
         os.precision(10);
         throw SolverError("simulate", -1, "MAX_STEPS", t_, integ.last_step_size(),
-                          sys_.has_modes() ? sys_.mode_name(mode_) : "",
+                          sys_.mode_name(mode_),
                           "the run took solver.max_steps = " + std::to_string(max_steps) +
                               " steps before reaching simulation.t_end; raise solver.max_steps or shorten t_end");
       }
@@ -141,7 +141,7 @@ class Loop {
       }
       if (static_cast<long>(n_events_) > opt_.max_events)
         throw SolverError("simulate", -1, "MAX_EVENTS", t_, integ.last_step_size(),
-                          sys_.has_modes() ? sys_.mode_name(mode_) : "",
+                          sys_.mode_name(mode_),
                           "more than " + std::to_string(opt_.max_events) + " events (a Zeno accumulation?); shorten t_end");
     }
     // The event instant is a sample, with the state after the handler.
