@@ -33,16 +33,17 @@ int run_command(const RunArgs& a) {
     file.close(res.completed(), res.status);
   } catch (const IoError& e) {
     // A write failed during the run (disk full, file-size limit, ...): keep what can be kept, marked incomplete.
-    ProgressBar::clear();
+    if (ProgressBar::enabled() && !a.quiet) ProgressBar::clear();
+    writer.release();  // no dataset may stay open once the file is closed
     std::string kept;
     try {
       file.close(false, "io_error");
       kept = "; partial results kept in " + out + " (completed = 0)";
     } catch (const IoError&) {
       file.discard();
-      kept = "; no result file written";
+      kept = "; no result file written (an earlier " + out + ", if any, is unchanged)";
     }
-    throw IoError(std::string(e.what()) + kept);
+    throw IoError("writing " + out + ": " + e.what() + kept);
   }
   if (!a.quiet) print_summary(res, out);
   if (res.status == "solver_failure") {

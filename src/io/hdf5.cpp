@@ -20,22 +20,33 @@ void quiet() {
   std::call_once(g_quiet_once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }
 
+struct Collected {
+  std::string text;    // the outermost descriptions
+  std::string system;  // the operating system's reason, when a read or write call failed
+};
+
 herr_t collect(unsigned n, const H5E_error2_t* err, void* data) {
-  auto* out = static_cast<std::string*>(data);
-  if (n < 3 && err->desc) {
-    std::string d = err->desc;
-    for (auto& c : d)
-      if (c == '\n') c = ' ';
-    *out += (n ? "; " : "") + d;
+  auto* out = static_cast<Collected*>(data);
+  if (!err->desc) return 0;
+  std::string d = err->desc;
+  for (auto& c : d)
+    if (c == '\n') c = ' ';
+  if (n < 3) out->text += (n ? "; " : "") + d;
+  // The file driver's message carries errno's text: "... errno = 27, error message = 'File too large', ..."
+  const std::string key = "error message = '";
+  const auto p = d.find(key);
+  if (out->system.empty() && p != std::string::npos) {
+    const auto q = d.find('\'', p + key.size());
+    out->system = d.substr(p + key.size(), q == std::string::npos ? std::string::npos : q - p - key.size());
   }
   return 0;
 }
 
 std::string error_stack() {
-  std::string s;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &s);
+  Collected c;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &c);
   H5Eclear2(H5E_DEFAULT);
-  return s;
+  return c.system.empty() ? c.text : c.system + " (" + c.text + ")";
 }
 
 Handle utf8_string_type() {

@@ -165,7 +165,6 @@ struct Loader {
     }
     if (!key.empty() && key.back() == '.') throw InputError(where, "the key '" + shown(key) + "' has an empty component");
     // The value is read as a TOML value; a bare word that is not one is taken as a string.
-    toml::node_view<toml::node> dummy;
     toml::table parsed;
     try {
       parsed = toml::parse("v = " + raw);

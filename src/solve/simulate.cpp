@@ -71,11 +71,17 @@ class Loop {
     while (next_k_ >= 0) {
       const double tk = grid(next_k_);
       if (tk > t_upto || tk > opt_.t_end) break;
+      ++next_k_;
       if (tk > last_sample_t_) {
         integ.state_at(tk, xs.data());
         emit_sample(tk, xs.data());
+        // One long step can hold millions of samples: stop between them, with the last sample as the state.
+        if ((next_k_ & 1023) == 0 && interrupt_flag().load(std::memory_order_relaxed)) {
+          t_ = tk;
+          std::copy(xs.begin(), xs.end(), x_.begin());
+          throw Interrupted();
+        }
       }
-      ++next_k_;
     }
   }
 
