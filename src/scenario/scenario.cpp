@@ -268,6 +268,31 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
   return e;
 }
 
+/// A TOML basic string: quotes, backslashes and control characters escaped, so that the resolved text
+/// (stored in every result file) reads back as the same value.
+std::string toml_quoted(const std::string& s) {
+  std::string r = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\t': r += "\\t"; break;
+      case '\r': r += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
+          r += buf;
+        } else {
+          r += ch;
+        }
+    }
+  }
+  return r + "\"";
+}
+
 }  // namespace
 
 std::string to_string(const Value& v) {
@@ -281,7 +306,7 @@ std::string to_string(const Value& v) {
         else if constexpr (std::is_same_v<T, bool>)
           return x ? "true" : "false";
         else
-          return "\"" + x + "\"";
+          return toml_quoted(x);
       },
       v);
 }
