@@ -241,6 +241,17 @@ void initial_from(const Scenario& sc, const Params& p, double* x0) {
   }
   double n, t;
   contact_forces(p, x0, p.table_torque, n, t);
+  double xdot[kStates];
+  rhs(p, x0, p.table_torque, xdot);
+  bool finite = std::isfinite(p.wheel_inertia) && std::isfinite(p.table_inertia);
+  for (double v : xdot) finite = finite && std::isfinite(v);
+  if (!finite) {
+    std::ostringstream os;
+    os << "the equations of motion are not finite at the initial state (wheel inertia " << p.wheel_inertia
+       << " kg m^2, table inertia " << p.table_inertia << " kg m^2, accelerations " << xdot[2] << ", " << xdot[3]
+       << " rad/s^2); the parameters overflow double precision";
+    throw InputError(Origin{sc.path, 0, 0}, os.str());
+  }
   if (!std::isfinite(n)) {
     std::ostringstream os;
     os << "the normal force at the initial state is " << n
