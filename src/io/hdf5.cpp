@@ -193,7 +193,7 @@ void write_matrix(hid_t parent, const std::string& name, const std::vector<doubl
   Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
   Handle ds(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
             H5Dclose, ("creating dataset " + name).c_str());
-  if (rows * cols)
+  if (rows * cols != 0)
     check(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite " + name);
   describe(ds.get(), "", description);
 }
