@@ -2,6 +2,8 @@
 #include <csignal>
 #include <cstdio>
 
+#include <hdf5.h>
+
 #include "common.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/core/version.hpp"
@@ -18,6 +20,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG instead of killing the process, so that
+  // HDF5 reports the error and the run ends with exit 4 and a message.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // HDF5 1.10 closes whatever is still open at exit; after a file whose close failed (disk full) that
+  // cleanup crashes (H5SL_search from H5G close at H5_term_library). Every file is closed explicitly, by
+  // its RAII handle, before main returns, so the library's own cleanup at exit is not needed.
+  H5dont_atexit();
 
   CLI::App app{"rollsim: nonlinear time-domain simulation of rolling and sliding contact"};
   app.set_version_flag("--version", std::string("rollsim ") + kSoftwareVersion + " (" + kGitHash + ")");

@@ -27,8 +27,24 @@ int run_command(const RunArgs& a) {
   ResultFile file(out, provenance(sc));
   TrajectoryWriter writer(file);
   ProgressBar bar(a.quiet);
-  const RunResult res = simulate(*system, opt, {&writer, &bar});
-  file.close(res.completed(), res.status);
+  RunResult res;
+  try {
+    res = simulate(*system, opt, {&writer, &bar});
+    file.close(res.completed(), res.status);
+  } catch (const IoError& e) {
+    // A write failed during the run (disk full, file-size limit, ...): keep what can be kept, marked incomplete.
+    if (ProgressBar::enabled() && !a.quiet) ProgressBar::clear();
+    writer.release();  // no dataset may stay open once the file is closed
+    std::string kept;
+    try {
+      file.close(false, "io_error");
+      kept = "; partial results kept in " + out + " (completed = 0)";
+    } catch (const IoError&) {
+      file.discard();
+      kept = "; no result file written (an earlier " + out + ", if any, is unchanged)";
+    }
+    throw IoError("writing " + out + ": " + e.what() + kept);
+  }
   if (!a.quiet) print_summary(res, out);
   if (res.status == "solver_failure") {
     std::fprintf(stderr, "rollsim: solver failure: %s\n", res.message.c_str());

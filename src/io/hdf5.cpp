@@ -1,5 +1,9 @@
 #include "rollsim/io/hdf5.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -16,17 +20,33 @@ void quiet() {
   std::call_once(g_quiet_once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }
 
+struct Collected {
+  std::string text;    // the outermost descriptions
+  std::string system;  // the operating system's reason, when a read or write call failed
+};
+
 herr_t collect(unsigned n, const H5E_error2_t* err, void* data) {
-  auto* out = static_cast<std::string*>(data);
-  if (n < 3 && err->desc) *out += std::string(n ? "; " : "") + err->desc;
+  auto* out = static_cast<Collected*>(data);
+  if (!err->desc) return 0;
+  std::string d = err->desc;
+  for (auto& c : d)
+    if (c == '\n') c = ' ';
+  if (n < 3) out->text += (n ? "; " : "") + d;
+  // The file driver's message carries errno's text: "... errno = 27, error message = 'File too large', ..."
+  const std::string key = "error message = '";
+  const auto p = d.find(key);
+  if (out->system.empty() && p != std::string::npos) {
+    const auto q = d.find('\'', p + key.size());
+    out->system = d.substr(p + key.size(), q == std::string::npos ? std::string::npos : q - p - key.size());
+  }
   return 0;
 }
 
 std::string error_stack() {
-  std::string s;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &s);
+  Collected c;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &c);
   H5Eclear2(H5E_DEFAULT);
-  return s;
+  return c.system.empty() ? c.text : c.system + " (" + c.text + ")";
 }
 
 Handle utf8_string_type() {
@@ -89,7 +109,22 @@ void check(herr_t status, const std::string& what) {
 
 Handle create_file(const std::string& path) {
   quiet();
-  return Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+  // HDF5's own message for a file it cannot create is a page of internals; the system's is one line.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) throw IoError("cannot create " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  // Memory stays flat however long the run: the metadata cache (which holds the chunk indexes of the
+  // growing datasets) is capped at 4 MiB instead of growing adaptively to 32 MiB.
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
+  H5AC_cache_config_t mdc;
+  mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Pget_mdc_config(fapl.get(), &mdc), "H5Pget_mdc_config");
+  mdc.set_initial_size = true;
+  mdc.initial_size = 1 << 20;
+  mdc.min_size = 1 << 20;
+  mdc.max_size = 4 << 20;
+  check(H5Pset_mdc_config(fapl.get(), &mdc), "H5Pset_mdc_config");
+  return Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
                 ("creating HDF5 file " + path).c_str());
 }
 
@@ -158,7 +193,7 @@ void write_matrix(hid_t parent, const std::string& name, const std::vector<doubl
   Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
   Handle ds(H5Dcreate2(parent, name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
             H5Dclose, ("creating dataset " + name).c_str());
-  if (rows * cols)
+  if (rows * cols != 0)
     check(H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite " + name);
   describe(ds.get(), "", description);
 }
@@ -207,7 +242,11 @@ Table::Table(hid_t parent, const std::string& group, std::vector<Column> columns
                  : c.type == ColumnType::Int8  ? H5T_STD_I8LE
                  : c.type == ColumnType::Int32 ? H5T_STD_I32LE
                                                : str_type.get();
-    Handle ds(H5Dcreate2(group_.get(), c.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose,
+    // Rows are appended in whole chunks, each written once: a chunk cache (1 MiB per dataset) would only
+    // hold memory.
+    Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "H5Pcreate");
+    check(H5Pset_chunk_cache(dapl.get(), 0, 0, H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+    Handle ds(H5Dcreate2(group_.get(), c.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()), H5Dclose,
               ("creating dataset " + group + "/" + c.name).c_str());
     describe(ds.get(), c.unit, c.description);
     datasets_.push_back(std::move(ds));

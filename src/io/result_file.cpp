@@ -133,6 +133,11 @@ void write_summary(hid_t root, const RunResult& res) {
   for (const auto& [k, v] : res.stats.counts) h5::write_attr(s.get(), k, static_cast<long long>(v));
 }
 
+void TrajectoryWriter::release() {
+  traj_.reset();  // the tables' destructors flush what they can and close their datasets
+  events_.reset();
+}
+
 void TrajectoryWriter::on_finish(const RunResult& res) {
   traj_->flush();
   events_->flush();

@@ -97,6 +97,7 @@ class TableSystem final : public HybridSystem, public Linearizable {
     if (p.friction_coefficient) witnesses_.push_back({"slip_onset", -1, a.stop_at_slip_onset});
   }
   std::string model_name() const override { return "tipping_table"; }
+  std::string mode_name(int) const override { return "rolling without slip"; }
   const Signals& states() const override { return state_signals(); }
   const Signals& outputs() const override { return output_signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
@@ -292,6 +293,23 @@ void initial_from(const Scenario& sc, const Params& p, double* x0) {
   }
   double n, t;
   contact_forces(p, x0, p.table_torque, n, t);
+  double xdot[kStates];
+  rhs(p, x0, p.table_torque, xdot);
+  bool finite = std::isfinite(p.wheel_inertia) && std::isfinite(p.table_inertia);
+  for (double v : xdot) finite = finite && std::isfinite(v);
+  if (!finite) {
+    std::ostringstream os;
+    os << "the equations of motion are not finite at the initial state (wheel inertia " << p.wheel_inertia
+       << " kg m^2, table inertia " << p.table_inertia << " kg m^2, accelerations " << xdot[2] << ", " << xdot[3]
+       << " rad/s^2); the parameters overflow double precision";
+    throw InputError(Origin{sc.path, 0, 0}, os.str());
+  }
+  if (!std::isfinite(n)) {
+    std::ostringstream os;
+    os << "the normal force at the initial state is " << n
+       << "; the parameters and the initial state overflow double precision";
+    sc.fail(sc.is_default("initial.omega1") ? "initial.theta1" : "initial.omega1", os.str());
+  }
   if (!(n > 0)) {
     std::ostringstream os;
     os << "the normal force at the initial state is " << n

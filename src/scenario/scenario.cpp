@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,6 +18,65 @@ namespace rollsim {
 namespace {
 
 constexpr std::size_t kMaxScenarioBytes = 1 << 20;  // 1 MiB: a scenario is a few hundred bytes
+constexpr int kMaxKeyDepth = 32;                    // components of one dotted key; a scenario needs 2
+constexpr std::size_t kMaxShownKey = 64;            // longer keys are cut short in messages
+
+/// A key as shown in a message: at most kMaxShownKey bytes, cut at a UTF-8 character boundary.
+std::string shown(const std::string& key) {
+  if (key.size() <= kMaxShownKey) return key;
+  std::size_t n = kMaxShownKey;
+  while (n > 0 && (static_cast<unsigned char>(key[n]) & 0xC0) == 0x80) --n;
+  return key.substr(0, n) + "... (" + std::to_string(key.size()) + " bytes)";
+}
+
+/// toml++ parses dotted keys and table headers recursively, so a key of some ten thousand components
+/// overflows the stack inside toml::parse. Before parsing, find the longest chain of dotted key
+/// components outside strings and comments, and refuse one deeper than kMaxKeyDepth.
+void check_key_depth(const std::string& text, const std::string& path) {
+  int line = 1, dots = 0;
+  std::size_t i = 0, line_start = 0;
+  const std::size_t n = text.size();
+  auto starts = [&](const char* s) { return text.compare(i, std::char_traits<char>::length(s), s) == 0; };
+  while (i < n) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      dots = 0;
+      line_start = ++i;
+    } else if (c == '#') {
+      while (i < n && text[i] != '\n') ++i;
+    } else if (starts("\"\"\"") || starts("'''")) {
+      const std::string close = text.substr(i, 3);
+      i += 3;
+      while (i < n && !starts(close.c_str())) {
+        if (text[i] == '\\' && close[0] == '"' && i + 1 < n) ++i;  // an escape, perhaps of a line end
+        if (text[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+        ++i;
+      }
+      i += 3;
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < n && text[i] != c && text[i] != '\n') {
+        if (text[i] == '\\' && c == '"') ++i;
+        ++i;
+      }
+      if (i < n && text[i] == c) ++i;
+    } else if (c == '.') {
+      if (++dots >= kMaxKeyDepth)
+        throw InputError(Origin{path, line, static_cast<int>(i - line_start) + 1}, "a key nested more than " + std::to_string(kMaxKeyDepth) +
+                                                    " levels deep; scenario keys have two levels, e.g. parameters.wheel_mass");
+      ++i;
+    } else if (c == '=' || c == ',' || c == '[' || c == ']' || c == '{' || c == '}') {
+      dots = 0;
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+}
 
 /// The shortest of %.15g, %.16g, %.17g that reads back as the same double.
 std::string fmt_number(double v) {
@@ -91,7 +151,7 @@ struct Loader {
 
   void apply_override(toml::table& root, const std::string& item) {
     const auto eq = item.find('=');
-    const Origin where{"--set " + item, 0, 0};
+    const Origin where{"--set " + shown(item), 0, 0};
     if (eq == std::string::npos || eq == 0)
       throw InputError(where, "an override must read KEY=VALUE, e.g. --set initial.theta1=0.02");
     const std::string key = item.substr(0, eq);
@@ -99,12 +159,13 @@ struct Loader {
     std::vector<std::string> parts;
     std::stringstream ks(key);
     for (std::string part; std::getline(ks, part, '.');) {
-      if (part.empty()) throw InputError(where, "the key '" + key + "' has an empty component");
+      if (part.empty()) throw InputError(where, "the key '" + shown(key) + "' has an empty component");
       parts.push_back(part);
+      if (parts.size() > static_cast<std::size_t>(kMaxKeyDepth))
+        throw InputError(where, "a key nested more than " + std::to_string(kMaxKeyDepth) + " levels deep");
     }
-    if (!key.empty() && key.back() == '.') throw InputError(where, "the key '" + key + "' has an empty component");
+    if (!key.empty() && key.back() == '.') throw InputError(where, "the key '" + shown(key) + "' has an empty component");
     // The value is read as a TOML value; a bare word that is not one is taken as a string.
-    toml::node_view<toml::node> dummy;
     toml::table parsed;
     try {
       parsed = toml::parse("v = " + raw);
@@ -121,7 +182,7 @@ struct Loader {
         t->insert(parts[i], toml::table{});
         n = t->get(parts[i]);
       }
-      if (!n->is_table()) throw InputError(where, "'" + parts[i] + "' is not a table, so '" + key + "' cannot be set");
+      if (!n->is_table()) throw InputError(where, "'" + parts[i] + "' is not a table, so '" + shown(key) + "' cannot be set");
       t = n->as_table();
     }
     t->insert_or_assign(parts.back(), *parsed.get("v"));
@@ -226,6 +287,31 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
   return e;
 }
 
+/// A TOML basic string: quotes, backslashes and control characters escaped, so that the resolved text
+/// (stored in every result file) reads back as the same value.
+std::string toml_quoted(const std::string& s) {
+  std::string r = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\t': r += "\\t"; break;
+      case '\r': r += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
+          r += buf;
+        } else {
+          r += ch;
+        }
+    }
+  }
+  return r + "\"";
+}
+
 }  // namespace
 
 std::string to_string(const Value& v) {
@@ -239,7 +325,7 @@ std::string to_string(const Value& v) {
         else if constexpr (std::is_same_v<T, bool>)
           return x ? "true" : "false";
         else
-          return "\"" + x + "\"";
+          return toml_quoted(x);
       },
       v);
 }
@@ -265,6 +351,8 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
+    const size_t len_diff = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (len_diff >= best_d) continue;  // the distance is at least the difference in length
     const size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
@@ -332,10 +420,14 @@ std::string Scenario::resolved_text() const {
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(Origin{path, 0, 0}, "is a directory, not a scenario file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(Origin{path, 0, 0}, "cannot open the scenario file");
   in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::size_t>(in.tellg());
+  const auto end = in.tellg();
+  if (end < 0) throw InputError(Origin{path, 0, 0}, "cannot read the scenario file");
+  const auto size = static_cast<std::size_t>(end);
   if (size > kMaxScenarioBytes)
     throw InputError(Origin{path, 0, 0}, "the scenario file is " + std::to_string(size) +
                                              " bytes; the limit is " + std::to_string(kMaxScenarioBytes) + " bytes");
@@ -349,6 +441,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   if (text.size() > kMaxScenarioBytes)
     throw InputError(Origin{path, 0, 0}, "the scenario text is larger than " + std::to_string(kMaxScenarioBytes) + " bytes");
   if (text.find('\0') != std::string::npos) throw InputError(Origin{path, 0, 0}, "the scenario file contains NUL bytes");
+  check_key_depth(text, path);
   Loader L{path, {}};
   toml::table root;
   try {
@@ -435,9 +528,12 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
         walk(*node.as_table(), key);
         continue;
       }
+      if (it == by_path.end() && prefix.empty() && sections.count(key))
+        throw InputError(L.origin_of(key, node), key + " must be a table ([" + key + "]), not " + node_type_name(node));
       if (it == by_path.end()) {
         const Origin where = L.origin_of(key, node);
-        std::string msg = node.is_table() && prefix.empty() ? "unknown section [" + key + "]" : "unknown key '" + key + "'";
+        std::string msg = node.is_table() && prefix.empty() ? "unknown section [" + shown(key) + "]"
+                                                            : "unknown key '" + shown(key) + "'";
         std::vector<std::string> candidates = all_paths;
         for (const auto& s : sections) candidates.push_back(s);
         std::string near = closest_match(key, candidates);

@@ -186,7 +186,7 @@ class CvodeIntegrator final : public Integrator {
     else if (flag == CV_RHSFUNC_FAIL || flag == CV_RTFUNC_FAIL)
       hint = "the model could not be evaluated at this state";
     if (!last_error_.empty()) hint += (hint.empty() ? "" : "; ") + std::string("CVODE says: ") + last_error_;
-    throw SolverError(fn, flag, flag_name, tc, h, sys_.has_modes() ? sys_.mode_name(mode_) : "", hint);
+    throw SolverError(fn, flag, flag_name, tc, h, sys_.mode_name(mode_), hint);
   }
 
   void rethrow_pending() {

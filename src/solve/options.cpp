@@ -14,6 +14,12 @@ SimulationOptions simulation_options(const Scenario& sc) {
   if (o.solver.rtol < 1e-15)
     sc.fail("solver.rtol", "solver.rtol = " + to_string(sc.values.at("solver.rtol").value) +
                                " is below what double precision can deliver; allowed range [1e-15, 1)");
+  // Samples are counted in a long, and a grid finer than this is a mistake rather than a wish.
+  constexpr double kMaxSamples = 1e9;
+  if (o.t_end / o.output_dt > kMaxSamples)
+    sc.fail(sc.is_default("simulation.output_dt") ? "simulation.t_end" : "simulation.output_dt",
+            "simulation.t_end / simulation.output_dt = " + to_string(o.t_end / o.output_dt) +
+                " samples; the limit is 1e9: raise output_dt or shorten t_end");
   return o;
 }
 

@@ -72,11 +72,17 @@ class Loop {
     while (next_k_ >= 0) {
       const double tk = grid(next_k_);
       if (tk > t_upto || tk > opt_.t_end) break;
+      ++next_k_;
       if (tk > last_sample_t_) {
         integ.state_at(tk, xs.data());
         emit_sample(tk, xs.data());
+        // One long step can hold millions of samples: stop between them, with the last sample as the state.
+        if ((next_k_ & 1023) == 0 && interrupt_flag().load(std::memory_order_relaxed)) {
+          t_ = tk;
+          std::copy(xs.begin(), xs.end(), x_.begin());
+          throw Interrupted();
+        }
       }
-      ++next_k_;
     }
   }
 
@@ -104,7 +110,7 @@ class Loop {
         std::ostringstream os;
         os.precision(10);
         throw SolverError("simulate", -1, "MAX_STEPS", t_, integ.last_step_size(),
-                          sys_.has_modes() ? sys_.mode_name(mode_) : "",
+                          sys_.mode_name(mode_),
                           "the run took solver.max_steps = " + std::to_string(max_steps) +
                               " steps before reaching simulation.t_end; raise solver.max_steps or shorten t_end");
       }
@@ -142,7 +148,7 @@ class Loop {
       }
       if (static_cast<long>(n_events_) > opt_.max_events)
         throw SolverError("simulate", -1, "MAX_EVENTS", t_, integ.last_step_size(),
-                          sys_.has_modes() ? sys_.mode_name(mode_) : "",
+                          sys_.mode_name(mode_),
                           "more than " + std::to_string(opt_.max_events) + " events (a Zeno accumulation?); shorten t_end");
     }
     // The event instant is a sample, with the state after the handler.

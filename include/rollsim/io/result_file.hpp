@@ -46,6 +46,8 @@ class TrajectoryWriter final : public Observer {
   void on_sample(double t, const double* x, const double* y, int mode) override;
   void on_event(const EventRecord& ev) override;
   void on_finish(const RunResult& res) override;
+  /// Write what is buffered if possible and close every dataset (before closing a file after an error).
+  void release();
 
  private:
   ResultFile& file_;
