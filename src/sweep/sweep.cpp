@@ -611,7 +611,7 @@ void put_strs(std::string& b, const std::vector<std::string>& v) {
 }
 void put_f64s(std::string& b, const std::vector<double>& v) {
   put_u64(b, v.size());
-  b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  if (!v.empty()) b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
 }
 
 struct Reader {
@@ -650,7 +650,7 @@ struct Reader {
     const auto n = u64();
     need(n * 8);
     std::vector<double> v(n);
-    std::memcpy(v.data(), b.data() + at, n * 8);
+    if (n > 0) std::memcpy(v.data(), b.data() + at, n * 8);
     at += n * 8;
     return v;
   }
