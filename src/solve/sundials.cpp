@@ -3,6 +3,8 @@
 #include <cstdlib>
 
 #include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
 
 #include "rollsim/core/error.hpp"
 
@@ -18,6 +20,15 @@ Vector make_vector(long n, SUNContext ctx) {
   N_Vector v = N_VNew_Serial(n, ctx);
   check_ptr(v, "N_VNew_Serial");
   return Vector(v);
+}
+
+DenseLinearSolver make_dense_linear_solver(N_Vector y, long n, SUNContext ctx) {
+  DenseLinearSolver d;
+  d.A.reset(SUNDenseMatrix(n, n, ctx));
+  check_ptr(d.A.get(), "SUNDenseMatrix");
+  d.LS.reset(SUNLinSol_Dense(y, d.A.get(), ctx));
+  check_ptr(d.LS.get(), "SUNLinSol_Dense");
+  return d;
 }
 
 void check(int flag, const char* function, char* (*name_of)(long int)) {

@@ -1,0 +1,159 @@
+#include "sundials_integrator.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <nvector/nvector_serial.h>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim::sundials {
+
+void Counts::accumulate(const Counts& more) {
+  if (values.empty()) {
+    values = more.values;
+    return;
+  }
+  for (size_t i = 0; i < values.size() && i < more.values.size(); ++i) values[i].second += more.values[i].second;
+}
+
+SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOptions& opt, const SolverApi& api,
+                                       std::string method)
+    : sys_(sys),
+      opt_(opt),
+      api_(api),
+      n_(static_cast<long>(sys.size())),
+      ctx_(make_context()),
+      mem_(nullptr, SolverMemoryDeleter{api.free}),
+      method_(std::move(method)) {
+  y_ = make_vector(n_, ctx_.get());
+  atol_ = make_vector(n_, ctx_.get());
+  const auto scale = sys.atol_scale();
+  for (long i = 0; i < n_; ++i) NV_Ith_S(atol_.get(), i) = opt.atol * scale[static_cast<size_t>(i)];
+  N_VConst(0.0, y_.get());
+}
+
+void SundialsIntegrator::configure() {
+  call(api_.set_user_data.fn(mem_.get(), user_data()), api_.set_user_data.name);
+  call(api_.set_err_handler_fn.fn(mem_.get(), &SundialsIntegrator::error_handler, user_data()),
+       api_.set_err_handler_fn.name);
+  call(api_.sv_tolerances.fn(mem_.get(), opt_.rtol, atol_.get()), api_.sv_tolerances.name);
+  if (opt_.max_step_size > 0) call(api_.set_max_step.fn(mem_.get(), opt_.max_step_size), api_.set_max_step.name);
+}
+
+void SundialsIntegrator::reset(double t, const double* x, int mode) {
+  if (started_) {
+    total_.accumulate(current());
+    ++restarts_;
+  }
+  started_ = true;
+  mode_ = mode;
+  std::memcpy(N_VGetArrayPointer(y_.get()), x, sizeof(double) * static_cast<size_t>(n_));
+  reinit(t);
+  const auto witnesses = sys_.witnesses(mode);
+  const int nw = static_cast<int>(witnesses.size());
+  root_init(nw);
+  roots_.assign(witnesses.size(), 0);
+  if (nw) {
+    std::vector<int> dir(witnesses.size());
+    for (size_t i = 0; i < witnesses.size(); ++i) dir[i] = witnesses[i].direction;
+    call(api_.set_root_direction.fn(mem_.get(), dir.data()), api_.set_root_direction.name);
+  }
+  t_ = t;
+  stop_set_ = false;
+}
+
+Integrator::Status SundialsIntegrator::step(double t_stop) {
+  if (!stop_set_ || t_stop != stop_) {
+    call(api_.set_stop_time.fn(mem_.get(), t_stop), api_.set_stop_time.name);
+    stop_ = t_stop;
+    stop_set_ = true;
+  }
+  double tret = t_;
+  const int flag = advance(t_stop, &tret);
+  rethrow_pending();
+  if (flag < 0) fail(api_.step_name, flag);
+  t_ = tret;
+  if (flag == api_.root_return) {
+    call(api_.get_root_info.fn(mem_.get(), roots_.data()), api_.get_root_info.name);
+    return Status::Root;
+  }
+  if (flag == api_.tstop_return) {
+    stop_set_ = false;  // whether or not the solver cleared it (CVODE does)
+    return Status::StopTime;
+  }
+  return Status::Step;
+}
+
+void SundialsIntegrator::state_at(double t, double* x) const {
+  N_Vector v = N_VMake_Serial(n_, x, ctx_.get());
+  check_ptr(v, "N_VMake_Serial");
+  const int flag = api_.get_dky.fn(mem_.get(), t, 0, v);
+  N_VDestroy(v);
+  call(flag, api_.get_dky.name);
+}
+
+double SundialsIntegrator::last_step_size() const {
+  double h = 0;
+  api_.get_last_step(mem_.get(), &h);
+  return h;
+}
+
+SolverStats SundialsIntegrator::stats() const {
+  SolverStats s;
+  s.method = method_;
+  s.rtol = opt_.rtol;
+  s.atol = opt_.atol;
+  Counts c = current();
+  c.accumulate(total_);
+  s.counts = std::move(c.values);
+  s.counts.emplace_back("n_restarts", restarts_);
+  return s;
+}
+
+void SundialsIntegrator::fail(const char* fn, int flag) const {
+  char* name = api_.return_flag_name(flag);
+  std::string flag_name = name ? name : "?";
+  std::free(name);
+  double h = 0, tc = t_;
+  api_.get_current_step(mem_.get(), &h);
+  api_.get_current_time(mem_.get(), &tc);
+  std::string hint;
+  for (const FlagHint& fh : api_.hints)
+    if (fh.flag == flag) {
+      hint = fh.hint;
+      break;
+    }
+  if (!last_error_.empty()) hint += (hint.empty() ? "" : "; ") + std::string(api_.solver) + " says: " + last_error_;
+  throw SolverError(fn, flag, flag_name, tc, h, sys_.mode_name(mode_), hint);
+}
+
+void SundialsIntegrator::rethrow_pending() {
+  if (pending_) {
+    auto e = pending_;
+    pending_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+int SundialsIntegrator::ode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void* user_data) {
+  return guarded(user_data, [&](const HybridSystem& sys, int mode) {
+    sys.rhs(t, N_VGetArrayPointer(y), mode, N_VGetArrayPointer(ydot));
+  });
+}
+
+int SundialsIntegrator::ode_witnesses(sunrealtype t, N_Vector y, sunrealtype* g, void* user_data) {
+  return guarded(user_data,
+                 [&](const HybridSystem& sys, int mode) { sys.witness_values(t, N_VGetArrayPointer(y), mode, g); });
+}
+
+int SundialsIntegrator::dae_witnesses(sunrealtype t, N_Vector y, N_Vector, sunrealtype* g, void* user_data) {
+  return ode_witnesses(t, y, g, user_data);
+}
+
+void SundialsIntegrator::error_handler(int, const char*, const char* function, char* msg, void* user_data) {
+  auto* self = static_cast<SundialsIntegrator*>(user_data);
+  self->last_error_ = std::string(function ? function : "") + ": " + (msg ? msg : "");
+}
+
+}  // namespace rollsim::sundials
