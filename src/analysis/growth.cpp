@@ -45,32 +45,23 @@ class StateRecorder final : public Observer {
 }  // namespace
 
 std::vector<KeySpec> growth_keys() {
-  std::vector<KeySpec> v;
-  KeySpec eps;
-  eps.path = "growth.epsilons";
-  eps.kind = Kind::RealList;
-  eps.lo = 0;
-  eps.lo_open = true;
-  eps.hi = 1;
-  eps.def_list = GrowthOptions{}.epsilons;
-  eps.description = "perturbation sizes along each mode shape (unit 2-norm eigenvector)";
-  v.push_back(eps);
-  auto real = [&](const char* path, double def, double lo, double hi, const char* desc) {
-    KeySpec k;
-    k.path = path;
-    k.kind = Kind::Real;
-    k.def = def;
-    k.lo = lo;
-    k.lo_open = true;
-    k.hi = hi;
-    k.description = desc;
-    v.push_back(k);
+  return {
+      real_list_key("growth.epsilons", "", "perturbation sizes along each mode shape (unit 2-norm eigenvector)")
+          .with_default(GrowthOptions{}.epsilons)
+          .range(0, 1, true),
+      real_key("growth.tolerance", "", "largest relative error allowed for small epsilon")
+          .with_default(1e-5)
+          .range(0, 1, true),
+      real_key("growth.small_epsilon", "", "epsilons up to this must meet growth.tolerance")
+          .with_default(1e-6)
+          .range(0, 1, true),
+      real_key("growth.window_scale", "", "window length in time constants (real roots) or 2-period units (pairs)")
+          .with_default(1.0)
+          .range(0, 100, true),
+      real_key("growth.rtol", "", "relative tolerance of the perturbed runs")
+          .with_default(1e-12)
+          .range(1e-15, 1e-3, true),
   };
-  real("growth.tolerance", 1e-5, 0, 1, "largest relative error allowed for small epsilon");
-  real("growth.small_epsilon", 1e-6, 0, 1, "epsilons up to this must meet growth.tolerance");
-  real("growth.window_scale", 1.0, 0, 100, "window length in time constants (real roots) or 2-period units (pairs)");
-  real("growth.rtol", 1e-12, 1e-15, 1e-3, "relative tolerance of the perturbed runs");
-  return v;
 }
 
 GrowthOptions growth_options(const Scenario& sc) {

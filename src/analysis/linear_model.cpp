@@ -9,37 +9,21 @@
 namespace rollsim {
 
 std::vector<KeySpec> linear_keys() {
-  std::vector<KeySpec> v;
-  KeySpec outs;
-  outs.path = "linear.outputs";
-  outs.kind = Kind::StringList;
-  outs.description = "output signals of the state space (states or outputs); default: the model's";
-  v.push_back(outs);
-  auto real = [&](const char* path, double def, double lo, bool lo_open, const char* unit, const char* desc) {
-    KeySpec k;
-    k.path = path;
-    k.kind = Kind::Real;
-    k.def = def;
-    k.lo = lo;
-    k.lo_open = lo_open;
-    k.unit = unit;
-    k.description = desc;
-    v.push_back(k);
+  return {
+      string_list_key("linear.outputs", "output signals of the state space (states or outputs); default: the model's"),
+      real_key("linear.f_min", "Hz", "lowest frequency of the frequency response").with_default(0.01).positive(),
+      real_key("linear.f_max", "Hz", "highest frequency of the frequency response").with_default(100.0).positive(),
+      real_key("linear.equilibrium_tolerance", "state units/s", "largest |x'| at an equilibrium")
+          .with_default(1e-9)
+          .positive(),
+      real_key("linear.tolerance_abs", "rad/s", "roots with |lambda| below this are rigid-body modes")
+          .with_default(1e-6)
+          .non_negative(),
+      real_key("linear.tolerance_rel", "1", "relative threshold for zero real or imaginary parts")
+          .with_default(1e-8)
+          .non_negative(),
+      integer_key("linear.n_frequencies", 200, "points of the logarithmic frequency grid").range(1, 1e7),
   };
-  real("linear.f_min", 0.01, 0, true, "Hz", "lowest frequency of the frequency response");
-  real("linear.f_max", 100.0, 0, true, "Hz", "highest frequency of the frequency response");
-  real("linear.equilibrium_tolerance", 1e-9, 0, true, "state units/s", "largest |x'| at an equilibrium");
-  real("linear.tolerance_abs", 1e-6, 0, false, "rad/s", "roots with |lambda| below this are rigid-body modes");
-  real("linear.tolerance_rel", 1e-8, 0, false, "1", "relative threshold for zero real or imaginary parts");
-  KeySpec n;
-  n.path = "linear.n_frequencies";
-  n.kind = Kind::Integer;
-  n.def = 200LL;
-  n.lo = 1;
-  n.hi = 1e7;
-  n.description = "points of the logarithmic frequency grid";
-  v.push_back(n);
-  return v;
 }
 
 LinearOptions linear_options(const Scenario& sc) {

@@ -133,46 +133,24 @@ class CarriageSystem final : public HybridSystem {
   double x0_[kStates];
 };
 
-KeySpec real_key(const std::string& path, double def, double lo, bool lo_open, const std::string& unit,
-                 const std::string& desc) {
-  KeySpec k;
-  k.path = path;
-  k.kind = Kind::Real;
-  k.def = def;
-  k.lo = lo;
-  k.lo_open = lo_open;
-  k.hi = 1e308;
-  k.unit = unit;
-  k.description = desc;
-  return k;
-}
-
-KeySpec string_key(const std::string& path, const std::string& def, std::vector<std::string> choices,
-                   const std::string& desc) {
-  KeySpec k;
-  k.path = path;
-  k.kind = Kind::String;
-  k.def = def;
-  k.choices = std::move(choices);
-  k.description = desc;
-  return k;
-}
-
 std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   const Params d;
   return {
-      real_key("parameters.carriage_mass", d.carriage_mass, 0, true, "kg", "carriage mass m_c"),
-      real_key("parameters.bob_mass", d.bob_mass, 0, true, "kg", "ball mass m"),
-      real_key("parameters.rod_length", d.rod_length, 0, true, "m", "rod length l"),
-      real_key("parameters.spring_stiffness", d.spring_stiffness, 0, false, "N/m", "spring constant k"),
-      real_key("parameters.gravity", d.gravity, 0, false, "m/s^2", "gravitational acceleration g"),
-      real_key("parameters.force", d.force, -1e308, false, "N", "constant external force F on the carriage"),
-      real_key("initial.x", 0.0, -1e308, false, "m", "carriage position"),
-      real_key("initial.phi", 0.0, -1e308, false, "rad", "rod angle from the downward vertical"),
-      real_key("initial.x_dot", 0.0, -1e308, false, "m/s", "carriage velocity"),
-      real_key("initial.phi_dot", 0.0, -1e308, false, "rad/s", "rod angular velocity"),
-      real_key("dae.stabilization_rate", DaeOptions{}.stabilization_rate, 0, false, "1/s",
-               "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0"),
+      real_key("parameters.carriage_mass", "kg", "carriage mass m_c").with_default(d.carriage_mass).positive(),
+      real_key("parameters.bob_mass", "kg", "ball mass m").with_default(d.bob_mass).positive(),
+      real_key("parameters.rod_length", "m", "rod length l").with_default(d.rod_length).positive(),
+      real_key("parameters.spring_stiffness", "N/m", "spring constant k")
+          .with_default(d.spring_stiffness)
+          .non_negative(),
+      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").with_default(d.gravity).non_negative(),
+      real_key("parameters.force", "N", "constant external force F on the carriage").with_default(d.force),
+      real_key("initial.x", "m", "carriage position").with_default(0.0),
+      real_key("initial.phi", "rad", "rod angle from the downward vertical").with_default(0.0),
+      real_key("initial.x_dot", "m/s", "carriage velocity").with_default(0.0),
+      real_key("initial.phi_dot", "rad/s", "rod angular velocity").with_default(0.0),
+      real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0")
+          .with_default(DaeOptions{}.stabilization_rate)
+          .non_negative(),
       string_key("formulation", "dae", {"dae"}, "body coordinates with a rod-length constraint on IDA (the only one)"),
       string_key("solver.method", "bdf", {"bdf"}, "IDA integrates with variable-order BDF (the only choice)"),
       string_key("events.rod_slack", "record", {"stop", "record"},

@@ -24,48 +24,17 @@ const ModelEntry* find_model(const std::string& name) {
 }
 
 std::vector<KeySpec> common_keys() {
-  auto real = [](std::string path, double def, double lo, bool lo_open, double hi, bool hi_open, std::string unit,
-                 std::string desc) {
-    KeySpec k;
-    k.path = std::move(path);
-    k.kind = Kind::Real;
-    k.def = def;
-    k.lo = lo;
-    k.lo_open = lo_open;
-    k.hi = hi;
-    k.hi_open = hi_open;
-    k.unit = std::move(unit);
-    k.description = std::move(desc);
-    return k;
+  return {
+      real_key("simulation.t_end", "s", "end time").with_default(10.0).positive(),
+      real_key("simulation.output_dt", "s", "sample spacing").with_default(1e-3).positive(),
+      real_key("solver.rtol", "1", "relative tolerance").with_default(1e-10).range(0, 1, true, true),
+      real_key("solver.atol", "state units", "absolute tolerance").with_default(1e-12).positive(),
+      string_key("solver.method", "adams", {"adams", "bdf", "erk"},
+                 "CVODE Adams or BDF, or ARKODE explicit Runge-Kutta of order 8 (erk)"),
+      integer_key("solver.max_steps", 1000000, "internal steps allowed for the whole run").range(1, 1e12),
+      string_key("output.file", "", {},
+                 "HDF5 result file; default: the scenario's name with .h5, in the working directory"),
   };
-  std::vector<KeySpec> v{
-      real("simulation.t_end", 10.0, 0, true, 1e308, false, "s", "end time"),
-      real("simulation.output_dt", 1e-3, 0, true, 1e308, false, "s", "sample spacing"),
-      real("solver.rtol", 1e-10, 0, true, 1, true, "1", "relative tolerance"),
-      real("solver.atol", 1e-12, 0, true, 1e308, false, "state units", "absolute tolerance"),
-  };
-  KeySpec method;
-  method.path = "solver.method";
-  method.kind = Kind::String;
-  method.def = std::string("adams");
-  method.choices = {"adams", "bdf", "erk"};
-  method.description = "CVODE Adams or BDF, or ARKODE explicit Runge-Kutta of order 8 (erk)";
-  v.push_back(method);
-  KeySpec steps;
-  steps.path = "solver.max_steps";
-  steps.kind = Kind::Integer;
-  steps.def = 1000000LL;
-  steps.lo = 1;
-  steps.hi = 1e12;
-  steps.description = "internal steps allowed for the whole run";
-  v.push_back(steps);
-  KeySpec file;
-  file.path = "output.file";
-  file.kind = Kind::String;
-  file.def = std::string("");
-  file.description = "HDF5 result file; default: the scenario's name with .h5, in the working directory";
-  v.push_back(file);
-  return v;
 }
 
 }  // namespace rollsim

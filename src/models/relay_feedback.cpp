@@ -107,29 +107,14 @@ class RelaySystem final : public FilippovSystem {
   Signals states_, outputs_;
 };
 
-KeySpec list_key(const std::string& path, const std::string& desc) {
-  KeySpec k;
-  k.path = path;
-  k.kind = Kind::RealList;
-  k.required = true;
-  k.description = desc;
-  return k;
-}
-
 std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
-  std::vector<KeySpec> v{
-      list_key("parameters.A", "system matrix A, n*n numbers, row by row"),
-      list_key("parameters.B", "input vector B, n numbers"),
-      list_key("parameters.C", "output vector C, n numbers; the relay switches on C x = 0"),
-      list_key("initial.x", "initial state, n numbers"),
+  return {
+      real_list_key("parameters.A", "", "system matrix A, n*n numbers, row by row").required(),
+      real_list_key("parameters.B", "", "input vector B, n numbers").required(),
+      real_list_key("parameters.C", "", "output vector C, n numbers; the relay switches on C x = 0").required(),
+      real_list_key("initial.x", "", "initial state, n numbers").required(),
+      string_key("title", "", {}, "a title for plots and reports"),
   };
-  KeySpec title;
-  title.path = "title";
-  title.kind = Kind::String;
-  title.def = std::string("");
-  title.description = "a title for plots and reports";
-  v.push_back(title);
-  return v;
 }
 
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {

@@ -241,20 +241,6 @@ class DiskSystem final : public FilippovSystem {
 
 // ---- scenario keys --------------------------------------------------------------------------------------
 
-constexpr double kInf = 1e308;
-
-KeySpec real_key(const std::string& path, double lo, bool lo_open, const std::string& unit, const std::string& desc) {
-  KeySpec k;
-  k.path = path;
-  k.kind = Kind::Real;
-  k.lo = lo;
-  k.lo_open = lo_open;
-  k.hi = kInf;
-  k.unit = unit;
-  k.description = desc;
-  return k;
-}
-
 const std::vector<std::string>& physical_only() {
   static const std::vector<std::string> v{"parameters.mass",      "parameters.radius",
                                           "parameters.inertia",   "parameters.stiffness",
@@ -272,47 +258,34 @@ const std::vector<std::string>& dimensionless_only() {
 /// given keys belong to the unit system `units` selects, so that a key of the other set gets a message saying so.
 std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   std::vector<KeySpec> v{
-      real_key("parameters.mass", 0, true, "kg", "disk mass m (units = \"physical\")"),
-      real_key("parameters.radius", 0, true, "m", "disk radius r (units = \"physical\"; needed with inertia)"),
-      real_key("parameters.inertia", 0, true, "kg m^2",
-               "moment of inertia J about the centre (units = \"physical\"; or give inertia_ratio)"),
-      real_key("parameters.inertia_ratio", 0, true, "1", "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems)"),
-      real_key("parameters.stiffness", 0, true, "N/m", "spring stiffness k (units = \"physical\")"),
-      real_key("parameters.friction_coefficient", 0, true, "1", "Coulomb friction coefficient mu (units = \"physical\")"),
-      real_key("parameters.gravity", 0, true, "m/s^2", "gravitational acceleration g (units = \"physical\"; default 9.81)"),
-      real_key("initial.u", -kInf, false, "m", "displacement of the centre (units = \"physical\"; default 0)"),
-      real_key("initial.v", -kInf, false, "m/s", "velocity of the centre (units = \"physical\"; default 0)"),
-      real_key("initial.w", -kInf, false, "m/s", "velocity of the contact point (units = \"physical\"; default 0)"),
-      real_key("initial.x", -kInf, false, "1", "u/U (units = \"dimensionless\"; default 0)"),
-      real_key("initial.y", -kInf, false, "1", "v/(U Omega0) (units = \"dimensionless\"; default 0)"),
-      real_key("initial.z", -kInf, false, "1", "w/(U Omega0) (units = \"dimensionless\"; default 0)"),
+      real_key("parameters.mass", "kg", "disk mass m (units = \"physical\")").positive(),
+      real_key("parameters.radius", "m", "disk radius r (units = \"physical\"; needed with inertia)").positive(),
+      real_key("parameters.inertia", "kg m^2",
+               "moment of inertia J about the centre (units = \"physical\"; or give inertia_ratio)").positive(),
+      real_key("parameters.inertia_ratio", "1", "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems)").positive(),
+      real_key("parameters.stiffness", "N/m", "spring stiffness k (units = \"physical\")").positive(),
+      real_key("parameters.friction_coefficient", "1", "Coulomb friction coefficient mu (units = \"physical\")")
+          .positive(),
+      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g (units = \"physical\"; default 9.81)")
+          .positive(),
+      real_key("initial.u", "m", "displacement of the centre (units = \"physical\"; default 0)"),
+      real_key("initial.v", "m/s", "velocity of the centre (units = \"physical\"; default 0)"),
+      real_key("initial.w", "m/s", "velocity of the contact point (units = \"physical\"; default 0)"),
+      real_key("initial.x", "1", "u/U (units = \"dimensionless\"; default 0)"),
+      real_key("initial.y", "1", "v/(U Omega0) (units = \"dimensionless\"; default 0)"),
+      real_key("initial.z", "1", "w/(U Omega0) (units = \"dimensionless\"; default 0)"),
   };
-  KeySpec units;
-  units.path = "units";
-  units.kind = Kind::String;
-  units.def = std::string("physical");
-  units.choices = {"physical", "dimensionless"};
-  units.description = "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t";
-  v.push_back(units);
-  KeySpec method;
-  method.path = "solver.method";
-  method.kind = Kind::String;
-  method.def = std::string("adams");
-  method.choices = {"adams", "bdf", "erk", "exact"};
-  method.description = "CVODE Adams or BDF; exact: closed-form propagation between events";
-  v.push_back(method);
-  KeySpec t_end = real_key("simulation.t_end", 0, true, "s or 1", "end time (s; tau when units = \"dimensionless\")");
-  t_end.def = 50.0;
-  v.push_back(t_end);
-  KeySpec dt = real_key("simulation.output_dt", 0, true, "s or 1", "sample spacing (s; tau when dimensionless)");
-  dt.def = 0.01;
-  v.push_back(dt);
-  KeySpec title;
-  title.path = "title";
-  title.kind = Kind::String;
-  title.def = std::string("");
-  title.description = "a title for plots and reports";
-  v.push_back(title);
+  v.push_back(string_key("units", "physical", {"physical", "dimensionless"},
+                         "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t"));
+  v.push_back(string_key("solver.method", "adams", {"adams", "bdf", "erk", "exact"},
+                         "CVODE Adams or BDF; exact: closed-form propagation between events"));
+  v.push_back(real_key("simulation.t_end", "s or 1", "end time (s; tau when units = \"dimensionless\")")
+                  .with_default(50.0)
+                  .positive());
+  v.push_back(real_key("simulation.output_dt", "s or 1", "sample spacing (s; tau when dimensionless)")
+                  .with_default(0.01)
+                  .positive());
+  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
   return v;
 }
 

@@ -177,43 +177,26 @@ std::unique_ptr<HybridSystem> make_dae_system(const Params& p, const double* x0,
 }
 
 void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string, std::string>& raw) {
-  KeySpec f;
-  f.path = "formulation";
-  f.kind = Kind::String;
-  f.def = std::string("ode");
-  f.choices = {"ode", "dae"};
-  f.description = "ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA";
-  v.push_back(f);
-  auto real = [](std::string path, double def, double lo, std::string unit, std::string desc) {
-    KeySpec k;
-    k.path = std::move(path);
-    k.kind = Kind::Real;
-    k.def = def;
-    k.lo = lo;
-    k.lo_open = true;
-    k.hi = 1e308;
-    k.unit = std::move(unit);
-    k.description = std::move(desc);
-    return k;
-  };
-  KeySpec rate = real("dae.stabilization_rate", DaeOptions{}.stabilization_rate, 0, "1/s",
-                      "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0");
-  rate.lo_open = false;
-  v.push_back(rate);
-  v.push_back(real("check.state_tol", 1e-7, 0, "state units",
-                   "rollsim check formulations: largest allowed state difference between ODE and DAE"));
-  v.push_back(real("check.force_tol", 1e-6, 0, "N", "rollsim check formulations: largest allowed contact force difference"));
-  v.push_back(real("check.event_time_tol", 1e-8, 0, "s", "rollsim check formulations: largest allowed event time difference"));
+  v.push_back(string_key("formulation", "ode", {"ode", "dae"},
+                         "ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA"));
+  v.push_back(real_key("dae.stabilization_rate", "1/s",
+                       "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
+                  .with_default(DaeOptions{}.stabilization_rate)
+                  .non_negative());
+  v.push_back(real_key("check.state_tol", "state units",
+                       "rollsim check formulations: largest allowed state difference between ODE and DAE")
+                  .with_default(1e-7)
+                  .positive());
+  v.push_back(real_key("check.force_tol", "N", "rollsim check formulations: largest allowed contact force difference")
+                  .with_default(1e-6)
+                  .positive());
+  v.push_back(real_key("check.event_time_tol", "s", "rollsim check formulations: largest allowed event time difference")
+                  .with_default(1e-8)
+                  .positive());
   const auto it = raw.find("formulation");
-  if (it != raw.end() && it->second == "dae") {
-    KeySpec method;
-    method.path = "solver.method";
-    method.kind = Kind::String;
-    method.def = std::string("bdf");
-    method.choices = {"bdf"};
-    method.description = "IDA integrates with variable-order BDF (the only choice for formulation = \"dae\")";
-    v.push_back(method);
-  }
+  if (it != raw.end() && it->second == "dae")
+    v.push_back(string_key("solver.method", "bdf", {"bdf"},
+                           "IDA integrates with variable-order BDF (the only choice for formulation = \"dae\")"));
 }
 
 DaeOptions dae_options_from(const Scenario& sc) {

@@ -199,61 +199,39 @@ class TableSystem final : public HybridSystem, public Linearizable {
   std::vector<Witness> witnesses_;
 };
 
-KeySpec real_key(const std::string& path, std::optional<double> def, double lo, bool lo_open, double hi, bool hi_open,
-                 const std::string& unit, const std::string& desc) {
-  KeySpec k;
-  k.path = path;
-  k.kind = Kind::Real;
-  if (def) k.def = *def;
-  k.lo = lo;
-  k.lo_open = lo_open;
-  k.hi = hi;
-  k.hi_open = hi_open;
-  k.unit = unit;
-  k.description = desc;
-  return k;
-}
-
-constexpr double kInf = 1e308;
-
 std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   std::vector<KeySpec> v{
-      real_key("parameters.wheel_mass", 1.0, 0, true, kInf, false, "kg", "wheel mass m_w"),
-      real_key("parameters.wheel_radius", 0.25, 0, true, kInf, false, "m", "wheel radius r"),
-      real_key("parameters.wheel_inertia", std::nullopt, 0, true, kInf, false, "kg m^2",
-               "wheel inertia about its centre; default 1/2 wheel_mass wheel_radius^2 (uniform disk)"),
-      real_key("parameters.table_mass", 1.0, 0, true, kInf, false, "kg", "table mass (sets the default table_inertia)"),
-      real_key("parameters.table_length", 1.0, 0, true, kInf, false, "m", "table length l; the wheel leaves at |s| = l/2"),
-      real_key("parameters.table_inertia", std::nullopt, 0, true, kInf, false, "kg m^2",
-               "table inertia about the pivot; default 1/12 table_mass table_length^2 (thin plate)"),
-      real_key("parameters.gravity", 9.81, 0, true, kInf, false, "m/s^2", "gravitational acceleration g"),
-      real_key("parameters.table_torque", 0.0, -kInf, false, kInf, false, "N m", "constant torque on the table"),
-      real_key("parameters.friction_coefficient", std::nullopt, 0, true, kInf, false, "1",
-               "Coulomb friction coefficient mu; enables the slip_onset event"),
-      real_key("initial.theta1", 0.0, -kInf, false, kInf, false, "rad", "table angle"),
-      real_key("initial.theta2", 0.0, -kInf, false, kInf, false, "rad", "wheel angle"),
-      real_key("initial.omega1", 0.0, -kInf, false, kInf, false, "rad/s", "table angular velocity"),
-      real_key("initial.omega2", 0.0, -kInf, false, kInf, false, "rad/s", "wheel angular velocity"),
+      real_key("parameters.wheel_mass", "kg", "wheel mass m_w").with_default(1.0).positive(),
+      real_key("parameters.wheel_radius", "m", "wheel radius r").with_default(0.25).positive(),
+      real_key("parameters.wheel_inertia", "kg m^2",
+               "wheel inertia about its centre; default 1/2 wheel_mass wheel_radius^2 (uniform disk)")
+          .positive(),
+      real_key("parameters.table_mass", "kg", "table mass (sets the default table_inertia)")
+          .with_default(1.0)
+          .positive(),
+      real_key("parameters.table_length", "m", "table length l; the wheel leaves at |s| = l/2")
+          .with_default(1.0)
+          .positive(),
+      real_key("parameters.table_inertia", "kg m^2",
+               "table inertia about the pivot; default 1/12 table_mass table_length^2 (thin plate)")
+          .positive(),
+      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").with_default(9.81).positive(),
+      real_key("parameters.table_torque", "N m", "constant torque on the table").with_default(0.0),
+      real_key("parameters.friction_coefficient", "1", "Coulomb friction coefficient mu; enables the slip_onset event")
+          .positive(),
+      real_key("initial.theta1", "rad", "table angle").with_default(0.0),
+      real_key("initial.theta2", "rad", "wheel angle").with_default(0.0),
+      real_key("initial.omega1", "rad/s", "table angular velocity").with_default(0.0),
+      real_key("initial.omega2", "rad/s", "wheel angular velocity").with_default(0.0),
   };
   for (const auto& [name, def] : {std::pair<std::string, std::string>{"table_edge", "stop"},
                                   {"lift_off", "stop"},
-                                  {"slip_onset", "record"}}) {
-    KeySpec k;
-    k.path = "events." + name;
-    k.kind = Kind::String;
-    k.def = def;
-    k.choices = {"stop", "record"};
-    k.description = "at the " + name + " event: stop the run, or only record the event";
-    v.push_back(k);
-  }
+                                  {"slip_onset", "record"}})
+    v.push_back(string_key("events." + name, def, {"stop", "record"},
+                           "at the " + name + " event: stop the run, or only record the event"));
   for (auto& k : linear_keys()) v.push_back(k);
   for (auto& k : growth_keys()) v.push_back(k);
-  KeySpec title;
-  title.path = "title";
-  title.kind = Kind::String;
-  title.def = std::string("");
-  title.description = "a title for plots and reports";
-  v.push_back(title);
+  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
   append_formulation_keys(v, raw);
   return v;
 }

@@ -347,6 +347,71 @@ std::string KeySpec::range_text() const {
          (hi_open || hi >= 1e308 ? ")" : "]");
 }
 
+KeyBuilder KeyBuilder::with_default(double v) && {
+  spec_.def = v;
+  return std::move(*this);
+}
+
+KeyBuilder KeyBuilder::with_default(std::vector<double> v) && {
+  spec_.def_list = std::move(v);
+  return std::move(*this);
+}
+
+KeyBuilder KeyBuilder::positive() && { return std::move(*this).range(0, 1e308, true, false); }
+
+KeyBuilder KeyBuilder::non_negative() && { return std::move(*this).range(0, 1e308, false, false); }
+
+KeyBuilder KeyBuilder::range(double lo, double hi, bool lo_open, bool hi_open) && {
+  spec_.lo = lo;
+  spec_.hi = hi;
+  spec_.lo_open = lo_open;
+  spec_.hi_open = hi_open;
+  return std::move(*this);
+}
+
+KeyBuilder KeyBuilder::required() && {
+  spec_.required = true;
+  return std::move(*this);
+}
+
+namespace {
+
+KeySpec key_of(std::string path, Kind kind, std::string unit, std::string description) {
+  KeySpec k;
+  k.path = std::move(path);
+  k.kind = kind;
+  k.unit = std::move(unit);
+  k.description = std::move(description);
+  return k;
+}
+
+}  // namespace
+
+KeyBuilder real_key(std::string path, std::string unit, std::string description) {
+  return KeyBuilder(key_of(std::move(path), Kind::Real, std::move(unit), std::move(description)));
+}
+
+KeyBuilder integer_key(std::string path, long long def, std::string description) {
+  KeySpec k = key_of(std::move(path), Kind::Integer, "", std::move(description));
+  k.def = def;
+  return KeyBuilder(std::move(k));
+}
+
+KeyBuilder string_key(std::string path, std::string def, std::vector<std::string> choices, std::string description) {
+  KeySpec k = key_of(std::move(path), Kind::String, "", std::move(description));
+  k.def = std::move(def);
+  k.choices = std::move(choices);
+  return KeyBuilder(std::move(k));
+}
+
+KeyBuilder real_list_key(std::string path, std::string unit, std::string description) {
+  return KeyBuilder(key_of(std::move(path), Kind::RealList, std::move(unit), std::move(description)));
+}
+
+KeyBuilder string_list_key(std::string path, std::string description) {
+  return KeyBuilder(key_of(std::move(path), Kind::StringList, "", std::move(description)));
+}
+
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;

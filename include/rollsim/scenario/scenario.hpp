@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -32,6 +33,37 @@ struct KeySpec {
   std::string unit, description;
   std::string range_text() const;    ///< e.g. "(0, inf)" or one of "bdf", "adams"
 };
+
+/// Builds a KeySpec: start from real_key, integer_key, string_key, real_list_key or string_list_key, chain
+/// the modifiers, and let it convert to a KeySpec, e.g.
+///   real_key("parameters.mass", "kg", "disk mass m").with_default(1.0).positive()
+/// Unless a modifier says otherwise a number may be anything in [-inf, inf) and a key has no default.
+class KeyBuilder {
+ public:
+  explicit KeyBuilder(KeySpec spec) : spec_(std::move(spec)) {}
+  KeyBuilder with_default(double v) &&;               ///< a Real key's default
+  KeyBuilder with_default(std::vector<double> v) &&;  ///< a RealList key's default
+  KeyBuilder positive() &&;                           ///< numbers in (0, inf)
+  KeyBuilder non_negative() &&;                       ///< numbers in [0, inf)
+  /// Numbers between lo and hi, each end included unless it is open.
+  KeyBuilder range(double lo, double hi, bool lo_open = false, bool hi_open = false) &&;
+  KeyBuilder required() &&;  ///< the scenario must give the key
+  operator KeySpec() && { return std::move(spec_); }
+
+ private:
+  KeySpec spec_;
+};
+
+/// A real number; no default unless .with_default() gives one.
+KeyBuilder real_key(std::string path, std::string unit, std::string description);
+/// An integer with its default.
+KeyBuilder integer_key(std::string path, long long def, std::string description);
+/// A string with its default and, unless `choices` is empty, the values allowed.
+KeyBuilder string_key(std::string path, std::string def, std::vector<std::string> choices, std::string description);
+/// A list of real numbers; the range applies to every element.
+KeyBuilder real_list_key(std::string path, std::string unit, std::string description);
+/// A list of strings, any values, no default.
+KeyBuilder string_list_key(std::string path, std::string description);
 
 /// A validated scenario: every schema key resolved to a value (given, or its default).
 class Scenario {
