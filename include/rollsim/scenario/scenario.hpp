@@ -37,7 +37,7 @@ struct KeySpec {
 /// Builds a KeySpec: start from real_key, integer_key, string_key, real_list_key or string_list_key, chain
 /// the modifiers, and let it convert to a KeySpec, e.g.
 ///   real_key("parameters.mass", "kg", "disk mass m").with_default(1.0).positive()
-/// Unless a modifier says otherwise a number may be anything in [-inf, inf) and a key has no default.
+/// Unless a modifier says otherwise a number may be anything in (-inf, inf) and a key has no default.
 class KeyBuilder {
  public:
   explicit KeyBuilder(KeySpec spec) : spec_(std::move(spec)) {}
