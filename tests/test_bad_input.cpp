@@ -4,46 +4,17 @@
 
 #include <filesystem>
 
-#include "support.hpp"
+#include "bad_input_cases.hpp"
 
 using namespace rollsim;
 
-namespace {
-
-const char* kGood = R"(model = "tipping_table"
-[parameters]
-wheel_mass = 1.0
-wheel_radius = 0.25
-table_length = 1.0
-[initial]
-theta1 = 0.01
-[simulation]
-t_end = 0.5
-output_dt = 0.01
-[solver]
-rtol = 1e-8
-)";
-
-struct Case {
-  const char* name;
-  std::string text;       // the scenario file
-  std::string args;       // extra command-line arguments
-  std::string expect;     // a fragment the message must contain
-  int code = 2;
-};
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto p = s.find(from);
-  REQUIRE(p != std::string::npos);
-  s.replace(p, from.size(), to);
-  return s;
-}
-
-}  // namespace
+using test::BadInputCase;
+using test::kGoodScenario;
+const auto replace = test::replace_once;
 
 TEST_CASE("bad input: each malformed scenario or command line exits 2 with a located message and no file") {
-  const std::string g = kGood;
-  const std::vector<Case> cases{
+  const std::string g = kGoodScenario;
+  const std::vector<BadInputCase> cases{
       {"syntax error", replace(g, "wheel_mass = 1.0", "wheel_mass = = 1.0"), "", "s.toml:3:"},
       {"unknown key with suggestion", replace(g, "wheel_mass", "wheel_mas"), "", "did you mean 'parameters.wheel_mass'"},
       {"unknown section", replace(g, "[solver]", "[solvr]"), "", "did you mean 'solver'"},
@@ -72,20 +43,7 @@ TEST_CASE("bad input: each malformed scenario or command line exits 2 with a loc
       {"negative gravity", g, "--set parameters.gravity=-9.81", "parameters.gravity = -9.81 is out of range"},
   };
   CHECK(cases.size() >= 15);
-  for (const auto& c : cases) {
-    test::TempDir dir;
-    const std::string path = dir.file("s.toml", c.text);
-    const std::string out = (dir.path / "out.h5").string();
-    std::string output;
-    const bool own_output = c.args.find("-o ") != std::string::npos || c.text.find("[output]") != std::string::npos;
-    const std::string o = own_output ? "" : " -o " + out;
-    const int code = test::run_binary("run " + path + o + " " + c.args, output);
-    INFO(std::string(c.name) << ": " << output);
-    CHECK(code == c.code);
-    CHECK(output.find(c.expect) != std::string::npos);
-    CHECK(!std::filesystem::exists(out));
-    CHECK(!std::filesystem::exists(out + ".tmp"));
-  }
+  for (const auto& c : cases) test::check_bad_input(c);
 }
 
 TEST_CASE("bad input: a missing scenario file and unknown options") {
@@ -102,7 +60,7 @@ TEST_CASE("bad input: a missing scenario file and unknown options") {
 
 TEST_CASE("bad input: the good scenario itself runs, so the cases above fail for their own reason") {
   test::TempDir dir;
-  const std::string path = dir.file("s.toml", kGood);
+  const std::string path = dir.file("s.toml", kGoodScenario);
   std::string output;
   const std::string out = (dir.path / "out.h5").string();
   CHECK(test::run_binary("run " + path + " -o " + out, output) == 0);
@@ -112,7 +70,7 @@ TEST_CASE("bad input: the good scenario itself runs, so the cases above fail for
 
 TEST_CASE("solver failure: a tiny max_steps gives exit 3, a located message, and the partial data kept") {
   test::TempDir dir;
-  const std::string path = dir.file("s.toml", kGood);
+  const std::string path = dir.file("s.toml", kGoodScenario);
   const std::string out = (dir.path / "out.h5").string();
   std::string output;
   CHECK(test::run_binary("run " + path + " -o " + out + " --set solver.max_steps=20", output) == 3);

@@ -9,45 +9,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "support.hpp"
+#include "bad_input_cases.hpp"
 
 using namespace rollsim;
 
 namespace {
 
-const char* kGood = R"(model = "tipping_table"
-[parameters]
-wheel_mass = 1.0
-wheel_radius = 0.25
-table_length = 1.0
-[initial]
-theta1 = 0.01
-[simulation]
-t_end = 0.5
-output_dt = 0.01
-[solver]
-rtol = 1e-8
-)";
-
-struct Case {
-  const char* name;
-  std::string text;    // the scenario file
-  std::string args;    // extra command-line arguments; "@DIR" is replaced by the test's directory
-  std::string expect;  // a fragment the message must contain
-  int code = 2;
-};
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto p = s.find(from);
-  REQUIRE(p != std::string::npos);
-  s.replace(p, from.size(), to);
-  return s;
-}
-
-std::string subst_dir(std::string s, const std::string& dir) {
-  for (auto p = s.find("@DIR"); p != std::string::npos; p = s.find("@DIR")) s.replace(p, 4, dir);
-  return s;
-}
+const char* kGood = test::kGoodScenario;
+using Case = test::BadInputCase;
+const auto replace = test::replace_once;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -129,28 +99,7 @@ std::vector<Case> more_cases() {
 TEST_CASE("bad input, continued: exit code, message, and no file left behind") {
   const auto cases = more_cases();
   CHECK(cases.size() >= 40);
-  for (const auto& c : cases) {
-    test::TempDir dir;
-    const std::string path = dir.file("s.toml", c.text);
-    {
-      std::ofstream(path, std::ios::binary) << c.text;  // byte for byte, NULs included
-    }
-    const std::string out = (dir.path / "out.h5").string();
-    const std::string args = subst_dir(c.args, dir.path.string());
-    const bool own_output = args.find("-o ") != std::string::npos;
-    std::string output;
-    const int code = test::run_binary("run " + path + (own_output ? "" : " -o " + out) + " " + args, output);
-    const std::string expect = subst_dir(c.expect, dir.path.string());
-    INFO(std::string(c.name) << ": " << output.substr(0, 2000));
-    CHECK(code == c.code);
-    CHECK(output.find(expect) != std::string::npos);
-    CHECK(output.size() < 4000);  // a long key or line is not echoed in full
-    CHECK(!std::filesystem::exists(out));
-    CHECK(!std::filesystem::exists(out + ".tmp"));
-    std::size_t entries = 0;
-    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path)) ++entries;
-    CHECK(entries == 1);  // only the scenario itself
-  }
+  for (const auto& c : cases) test::check_bad_input(c);
 }
 
 TEST_CASE("bad input: a directory or an unreadable path given as the scenario") {
