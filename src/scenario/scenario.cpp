@@ -458,6 +458,14 @@ bool Scenario::is_default(const std::string& key) const {
 }
 void Scenario::fail(const std::string& key, const std::string& message) const { throw InputError(origin(key), message); }
 
+/// A double as a TOML float literal: "1.0", not "1", so that it reads back as a float, with its sign
+/// ("-0.0" reads back as negative zero; "-0" would be the integer 0).
+static std::string toml_float(double v) {
+  std::string s = fmt_number(v);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
 std::string Scenario::resolved_text() const {
   std::ostringstream os;
   for (const auto& [k, e] : values) {
@@ -468,18 +476,21 @@ std::string Scenario::resolved_text() const {
         if (s.path == k) kind = s.kind;
       if (kind == Kind::RealList) {
         os << '[';
-        for (size_t i = 0; i < e.list.size(); ++i) os << (i ? ", " : "") << fmt_number(e.list[i]);
+        for (size_t i = 0; i < e.list.size(); ++i) os << (i ? ", " : "") << toml_float(e.list[i]);
         os << "]\n";
         continue;
       }
       if (kind == Kind::StringList) {
         os << '[';
-        for (size_t i = 0; i < e.strings.size(); ++i) os << (i ? ", " : "") << '"' << e.strings[i] << '"';
+        for (size_t i = 0; i < e.strings.size(); ++i) os << (i ? ", " : "") << toml_quoted(e.strings[i]);
         os << "]\n";
         continue;
       }
     }
-    os << to_string(e.value) << '\n';
+    if (const double* d = std::get_if<double>(&e.value))
+      os << toml_float(*d) << '\n';
+    else
+      os << to_string(e.value) << '\n';
   }
   return os.str();
 }
