@@ -54,7 +54,7 @@ struct Run {
 inline Run run_text(const std::string& text, const std::vector<std::string>& overrides = {}) {
   Run r;
   r.scenario = load_scenario_text(text, "test.toml", overrides);
-  auto sys = find_model(r.scenario.model)->make_system(r.scenario);
+  auto sys = build_system(r.scenario);
   const SimulationOptions opt = simulation_options(r.scenario);
   r.result = simulate(*sys, opt, {&r.rec});
   return r;

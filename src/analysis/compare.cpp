@@ -160,9 +160,8 @@ FormulationCheck check_formulations(const std::string& path, const std::vector<s
   fc.tol.state = ode.real("check.state_tol");
   fc.tol.force = ode.real("check.force_tol");
   fc.tol.event_time = ode.real("check.event_time_tol");
-  const ModelEntry* model = find_model(ode.model);
-  auto sys_ode = model->make_system(ode);
-  auto sys_dae = model->make_system(dae);
+  auto sys_ode = build_system(ode);
+  auto sys_dae = build_system(dae);
   const RunResult ra = simulate(*sys_ode, simulation_options(ode), {&fc.ode});
   const RunResult rb = simulate(*sys_dae, simulation_options(dae), {&fc.dae});
   fc.comparison = compare_runs(fc.ode, fc.dae, fc.tol);

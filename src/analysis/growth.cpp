@@ -79,7 +79,6 @@ GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const Gro
   GrowthResult res;
   const auto n = lin.x0.size();
   const Eigen::MatrixXcd Vinv = lin.eig.vectors.inverse();
-  const ModelEntry* model = find_model(sc.model);
   for (Eigen::Index k = 0; k < lin.eig.values.size(); ++k) {
     const std::complex<double> lambda = lin.eig.values(k);
     const auto& row = lin.modal.rows[static_cast<std::size_t>(k)];
@@ -106,7 +105,7 @@ GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const Gro
       sets.push_back("solver.atol=" + num(std::max(1e-300, eps * opt.rtol * 1e-3)));
       sets.push_back("solver.method=\"bdf\"");
       const Scenario run_sc = load_scenario_text(sc.text, sc.path, sets);
-      auto system = model->make_system(run_sc);
+      auto system = build_system(run_sc);
       StateRecorder rec;
       const RunResult rr = simulate(*system, simulation_options(run_sc), {&rec});
       if (!rr.completed()) r.status = rr.status + ": " + rr.message;

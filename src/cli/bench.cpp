@@ -19,8 +19,7 @@ struct BenchArgs {
 
 int bench_command(const BenchArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
-  const ModelEntry* model = find_model(sc.model);
-  auto system = model->make_system(sc);
+  auto system = build_system(sc);
   const SimulationOptions opt = simulation_options(sc);
   std::vector<double> times;
   RunResult last;

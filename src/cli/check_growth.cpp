@@ -62,7 +62,7 @@ void write_growth(hid_t root, const GrowthResult& g) {
 
 int growth_command(const GrowthArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
-  auto system = find_model(sc.model)->make_system(sc);
+  auto system = build_system(sc);
   const LinearOptions lopt = linear_options(sc);
   const GrowthOptions gopt = growth_options(sc);
   const std::string out = (!a.out.empty() || (sc.has("output.file") && !sc.string("output.file").empty()))

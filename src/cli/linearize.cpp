@@ -103,7 +103,7 @@ void print_result(const LinearResult& r) {
 
 int linearize_command(const LinArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
-  auto system = find_model(sc.model)->make_system(sc);
+  auto system = build_system(sc);
   LinearOptions opt = linear_options(sc);
   opt.allow_non_equilibrium = a.allow_non_equilibrium;
   const std::string out = (!a.out.empty() || (sc.has("output.file") && !sc.string("output.file").empty()))

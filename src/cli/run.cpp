@@ -19,8 +19,7 @@ struct RunArgs {
 
 int run_command(const RunArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
-  const ModelEntry* model = find_model(sc.model);
-  auto system = model->make_system(sc);
+  auto system = build_system(sc);
   const SimulationOptions opt = simulation_options(sc);
   const std::string out = output_path(sc, a.out);
 

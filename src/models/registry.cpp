@@ -1,5 +1,10 @@
 #include "rollsim/models/registry.hpp"
 
+#include <cmath>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/system.hpp"
+
 #include "rollsim/models/carriage_pendulum.hpp"
 #include "rollsim/models/relay_feedback.hpp"
 #include "rollsim/models/rolling_disk.hpp"
@@ -15,6 +20,24 @@ const std::vector<ModelEntry>& models() {
       relay_feedback::model_entry(),
   };
   return list;
+}
+
+std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
+  const ModelEntry* model = find_model(sc.model);
+  if (!model) throw InputError(sc.origin("model"), "unknown model \"" + sc.model + "\"");
+  auto system = model->make_system(sc);
+  std::vector<double> x0(system->size());
+  system->initial_state(x0.data());
+  for (std::size_t i = 0; i < x0.size(); ++i)
+    if (!std::isfinite(x0[i])) {
+      std::string key;
+      for (const auto& [k, e] : sc.values)
+        if (k.rfind("initial.", 0) == 0 && !e.defaulted && key.empty()) key = k;
+      throw InputError(key.empty() ? Origin{sc.path, 0, 0} : sc.origin(key),
+                       "the initial state is not finite (" + system->states()[i].name + " = " +
+                           std::to_string(x0[i]) + "): the parameters or the initial values overflow double precision");
+    }
+  return system;
 }
 
 const ModelEntry* find_model(const std::string& name) {

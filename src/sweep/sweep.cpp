@@ -368,7 +368,7 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
     std::vector<std::string> ov = sets;
     for (auto& o : spec.overrides(i)) ov.push_back(std::move(o));
     const Scenario sc = load_scenario_text(base.text, base.path, ov);
-    const auto system = find_model(sc.model)->make_system(sc);
+    const auto system = build_system(sc);
     for (const auto& s : system->states()) {
       r.state_names.push_back(s.name);
       r.state_units.push_back(s.unit);

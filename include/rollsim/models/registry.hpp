@@ -27,6 +27,11 @@ const std::vector<ModelEntry>& models();
 /// The entry for a name, or nullptr.
 const ModelEntry* find_model(const std::string& name);
 
+/// The system a validated scenario describes: its model's make_system, then the checks every model shares
+/// (an initial state that is finite: parameters or initial values that overflow double precision are input
+/// errors, at the [initial] section). Throws InputError. Every command builds its systems through this.
+std::unique_ptr<HybridSystem> build_system(const Scenario& sc);
+
 /// Keys every model shares: [simulation], [solver], [output], [events] (per-model event actions are added by models).
 std::vector<KeySpec> common_keys();
 
