@@ -74,31 +74,16 @@ class CarriageSummarizer final : public Summarizer {
   double e0_ = 0, drift_ = 0, tmin_ = std::numeric_limits<double>::infinity(), cmax_ = 0, t_slack_ = NAN;
 };
 
-class CarriageSystem final : public HybridSystem {
+class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel> {
  public:
   CarriageSystem(const Params& p, const double* minimal0, const DaeOptions& o, bool stop)
-      : m_{p}, o_(o), stop_(stop) {
+      : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), stop_(stop) {
     body_state(p, o, minimal0, x0_);
   }
   std::string model_name() const override { return "carriage_pendulum"; }
-  Formulation formulation() const override { return Formulation::Dae; }
   const Signals& states() const override { return state_signals(); }
   const Signals& outputs() const override { return output_signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
-  void rhs(double, const double*, int, double*) const override {
-    throw std::logic_error("carriage_pendulum: the constrained formulation has no explicit right-hand side");
-  }
-  void residual(double t, const double* x, const double* xd, int, double* r) const override {
-    mechanics::residual(m_, t, o_.stabilization_rate, x, xd, r);
-  }
-  void differential_ids(double* id) const override { mechanics::differential_ids<BodyModel>(id); }
-  void initial_derivative(double t, const double* x, int, double* xd) const override {
-    mechanics::derivative(m_, t, o_.stabilization_rate, x, xd);
-  }
-  bool residual_jacobian(double t, const double* x, const double* xd, int, double cj, double* J) const override {
-    mechanics::iteration_matrix(m_, t, o_.stabilization_rate, x, xd, cj, J);
-    return true;
-  }
   std::vector<Witness> witnesses(int) const override { return {{"rod_slack", -1, stop_}}; }
   void witness_values(double, const double* x, int, double* g) const override { g[0] = -x[kLam]; }
   EventOutcome on_event(double, double*, int mode, int, int) const override {
@@ -127,8 +112,6 @@ class CarriageSystem final : public HybridSystem {
   std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<CarriageSummarizer>(); }
 
  private:
-  BodyModel m_;
-  DaeOptions o_;
   bool stop_;
   double x0_[kStates];
 };

@@ -69,10 +69,10 @@ class DaeSummarizer final : public Summarizer {
   double max_n_ = 0, max_r_ = 0;
 };
 
-class TableDaeSystem final : public HybridSystem {
+class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
  public:
   TableDaeSystem(const Params& p, const double* x0, const EventActions& a, const DaeOptions& o)
-      : m_{p}, a_(a), o_(o) {
+      : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), a_(a) {
     std::copy(x0, x0 + kStates, x0_minimal_);
     body_state(p, o, x0, x0_);
     witnesses_.push_back({"table_edge", -1, a.stop_at_edge});
@@ -80,25 +80,10 @@ class TableDaeSystem final : public HybridSystem {
     if (p.friction_coefficient) witnesses_.push_back({"slip_onset", -1, a.stop_at_slip_onset});
   }
   std::string model_name() const override { return "tipping_table"; }
-  Formulation formulation() const override { return Formulation::Dae; }
   const Signals& states() const override { return dae_state_signals(); }
   const Signals& outputs() const override { return dae_output_signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kDaeStates, x0); }
 
-  void rhs(double, const double*, int, double*) const override {
-    throw std::logic_error("tipping_table (dae): the constrained formulation has no explicit right-hand side");
-  }
-  void residual(double t, const double* x, const double* xd, int, double* r) const override {
-    mechanics::residual(m_, t, o_.stabilization_rate, x, xd, r);
-  }
-  void differential_ids(double* id) const override { mechanics::differential_ids<BodyModel>(id); }
-  void initial_derivative(double t, const double* x, int, double* xd) const override {
-    mechanics::derivative(m_, t, o_.stabilization_rate, x, xd);
-  }
-  bool residual_jacobian(double t, const double* x, const double* xd, int, double cj, double* J) const override {
-    mechanics::iteration_matrix(m_, t, o_.stabilization_rate, x, xd, cj, J);
-    return true;
-  }
 
   std::vector<Witness> witnesses(int) const override { return witnesses_; }
 
@@ -143,9 +128,7 @@ class TableDaeSystem final : public HybridSystem {
  private:
   double contact(const double* x) const { return x[kPx] * std::cos(x[kTh1]) + x[kPy] * std::sin(x[kTh1]); }
 
-  BodyModel m_;
   EventActions a_;
-  DaeOptions o_;
   double x0_minimal_[kStates];
   double x0_[kDaeStates];
   std::vector<Witness> witnesses_;

@@ -11,8 +11,9 @@
 ///     G v' + G' v + 2 a G v + a^2 C                   = 0   (nc, algebraic: lambda)
 ///
 /// Why this formulation: the last block is the constraint differentiated twice (acceleration level),
-/// which makes lambda index 1: IDACalcIC can find consistent values, and IDA's error test can keep
-/// lambda in it, so the multipliers (the contact forces) are integrated as accurately as the states.
+/// which makes lambda index 1: IDACalcIC can find consistent values, and lambda is then a smooth function
+/// of (q, v), as accurate as the states; the IDA integrator leaves it out of the local error test
+/// (IDASetSuppressAlg), since a multiplier passing through zero (lift-off) would otherwise be held to atol.
 /// The price of index 1 is drift of C and G v; the Baumgarte terms (rate a [1/s], critically damped)
 /// pull both back to zero, and the drift at the usual tolerances is of the order of the local error.
 /// The models report C as signals so the drift is visible. Stabilised index 2 (GGL) holds C exactly
@@ -27,9 +28,13 @@
 ///   void constraint_jacobian(const S* q, S* G) const;               // nc x nq, G[i + nc k] = dC_i/dq_k
 ///   void constraint_bias(const S* q, const S* v, S* b) const;       // nc, b = (dG/dt) v
 #include <cmath>
+#include <stdexcept>
+#include <utility>
 
 #include <Eigen/Dense>
 #include <unsupported/Eigen/AutoDiff>
+
+#include "rollsim/hybrid/system.hpp"
 
 namespace rollsim::mechanics {
 
@@ -138,5 +143,33 @@ template <class Model>
 void differential_ids(double* id) {
   for (int k = 0; k < state_size<Model>(); ++k) id[k] = k < 2 * Model::nq ? 1.0 : 0.0;
 }
+
+/// The part of a HybridSystem that every constrained model shares: the DAE residual, the differential
+/// components, a consistent derivative and IDA's iteration matrix, all from `Model` through the functions
+/// above, with Baumgarte rate `rate` [1/s]. A model derives from it and adds its signals, witnesses and outputs.
+template <class Model>
+class ConstrainedSystem : public HybridSystem {
+ public:
+  ConstrainedSystem(Model model, double rate) : m_(std::move(model)), rate_(rate) {}
+  Formulation formulation() const override { return Formulation::Dae; }
+  void rhs(double, const double*, int, double*) const override {
+    throw std::logic_error(model_name() + ": the constrained formulation has no explicit right-hand side");
+  }
+  void residual(double t, const double* x, const double* xd, int, double* r) const override {
+    mechanics::residual(m_, t, rate_, x, xd, r);
+  }
+  void differential_ids(double* id) const override { mechanics::differential_ids<Model>(id); }
+  void initial_derivative(double t, const double* x, int, double* xd) const override {
+    mechanics::derivative(m_, t, rate_, x, xd);
+  }
+  bool residual_jacobian(double t, const double* x, const double* xd, int, double cj, double* J) const override {
+    mechanics::iteration_matrix(m_, t, rate_, x, xd, cj, J);
+    return true;
+  }
+
+ protected:
+  Model m_;
+  double rate_;
+};
 
 }  // namespace rollsim::mechanics
