@@ -18,13 +18,14 @@ enum State { kTh1, kTh2, kPx, kPy, kW1, kW2, kVx, kVy, kLn, kLt };
 enum DaeOut { kConstraintNormal = 8, kConstraintRolling = 9, kDaeOutputs = 10 };
 
 const Signals& dae_state_signals() {
+  const Signals& ode = state_signals();  // theta1, theta2, omega1, omega2
   static const Signals s{
-      {"theta1", "rad", "table angle from level"},
-      {"theta2", "rad", "absolute wheel rotation"},
+      ode[0],
+      ode[1],
       {"wheel_x", "m", "wheel centre, horizontal, from the pivot"},
       {"wheel_y", "m", "wheel centre, vertical, from the pivot"},
-      {"omega1", "rad/s", "table angular velocity"},
-      {"omega2", "rad/s", "wheel angular velocity"},
+      ode[2],
+      ode[3],
       {"wheel_vx", "m/s", "wheel centre velocity, horizontal"},
       {"wheel_vy", "m/s", "wheel centre velocity, vertical"},
       {"lambda_normal", "N", "multiplier of the contact constraint (= normal_force)"},

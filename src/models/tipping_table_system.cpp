@@ -16,8 +16,6 @@
 
 namespace rollsim::tipping_table {
 
-namespace {
-
 const Signals& state_signals() {
   static const Signals s{
       {"theta1", "rad", "table angle from level"},
@@ -27,6 +25,8 @@ const Signals& state_signals() {
   };
   return s;
 }
+
+namespace {
 
 enum Out { kS, kN, kT, kDemand, kKin, kPot, kTot, kWork, kOutputs };
 

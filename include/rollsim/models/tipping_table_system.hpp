@@ -23,6 +23,8 @@ EventActions actions_from(const Scenario& sc);
 /// The system, in the minimal coordinates of (1.3)-(1.4).
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions);
 
+/// The states of the minimal (ODE) formulation: theta1, theta2, omega1, omega2 (the DAE's columns use them too).
+const Signals& state_signals();
 /// The output signals of the tipping table (both formulations start with these, in this order).
 const Signals& output_signals();
 /// The table's summary (energy drift, smallest N, largest friction demand, event times); mu: NaN if none.
