@@ -1,5 +1,6 @@
 #include "rollsim/hybrid/filippov.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -63,6 +64,54 @@ void FilippovSystem::sliding_field(double t, const double* x, double* f) const {
   for (size_t i = 0; i < n; ++i) f[i] = (sm * fp[i] - sp * fm[i]) / d;
 }
 
+void FilippovSystem::sigma_rates(double t, const double* x, double& rp, double& rm) const {
+  const size_t n = size();
+  std::vector<double> f(n), xp(n), xm(n);
+  sliding_field(t, x, f.data());
+  double xs = 1, fs = 0;
+  for (size_t i = 0; i < n; ++i) {
+    xs = std::max(xs, std::abs(x[i]));
+    fs = std::max(fs, std::abs(f[i]));
+  }
+  if (!(fs > 0) || !std::isfinite(fs)) {
+    rp = rm = 0;
+    return;
+  }
+  const double d = 1e-7 * xs / fs;
+  for (size_t i = 0; i < n; ++i) {
+    xp[i] = x[i] + d * f[i];
+    xm[i] = x[i] - d * f[i];
+  }
+  double spp, smp, spm, smm;
+  sigmas(t + d, xp.data(), spp, smp);
+  sigmas(t - d, xm.data(), spm, smm);
+  rp = (spp - spm) / (2 * d);
+  rm = (smp - smm) / (2 * d);
+}
+
+int FilippovSystem::sigma_trend(double t, const double* x, int which) const {
+  double rp, rm;
+  sigma_rates(t, x, rp, rm);
+  double rate = which > 0 ? rp : rm;
+  if (rate == 0) {
+    // Tangent to first order: the rate a short step along F0 later (about 1e-6 of the state's size) decides.
+    const size_t n = size();
+    std::vector<double> f(n), x1(x, x + n);
+    sliding_field(t, x, f.data());
+    double xs = 1, fs = 0;
+    for (size_t i = 0; i < n; ++i) {
+      xs = std::max(xs, std::abs(x[i]));
+      fs = std::max(fs, std::abs(f[i]));
+    }
+    if (!(fs > 0) || !std::isfinite(fs)) return 0;
+    const double d = 1e-6 * xs / fs;
+    for (size_t i = 0; i < n; ++i) x1[i] += d * f[i];
+    sigma_rates(t + d, x1.data(), rp, rm);
+    rate = which > 0 ? rp : rm;
+  }
+  return rate > 0 ? 1 : (rate < 0 ? -1 : 0);
+}
+
 int FilippovSystem::classify_initial(double t, const double* x) const {
   const double h = switching(t, x);
   if (h > 0) return kPlus;
@@ -70,20 +119,10 @@ int FilippovSystem::classify_initial(double t, const double* x) const {
   double sp, sm;
   sigmas(t, x, sp, sm);
   if (sp < 0 && sm > 0) return kSliding;
-  if ((sp == 0 && sm > 0) || (sm == 0 && sp < 0)) {
-    // On the boundary of the sliding region: slide if a short step of the sliding flow (midpoint rule,
-    // length 1e-4 in the system's time) enters the attracting part, else take the side the fields give.
-    const size_t n = size();
-    std::vector<double> f(n), xm(x, x + n), x2(x, x + n);
-    const double d = 1e-4;
-    sliding_field(t, x, f.data());
-    for (size_t i = 0; i < n; ++i) xm[i] = x[i] + 0.5 * d * f[i];
-    sliding_field(t + 0.5 * d, xm.data(), f.data());
-    for (size_t i = 0; i < n; ++i) x2[i] = x[i] + d * f[i];
-    double sp2, sm2;
-    sigmas(t + d, x2.data(), sp2, sm2);
-    if (sp2 < 0 && sm2 > 0) return kSliding;
-  }
+  // On a fold (the boundary of the attracting part): slide if the vanishing σ moves to its attracting sign
+  // along the sliding flow; else take the side the fields give.
+  if (sp == 0 && sm > 0 && sigma_trend(t, x, +1) < 0) return kSliding;
+  if (sm == 0 && sp < 0 && sigma_trend(t, x, -1) > 0) return kSliding;
   if (sp >= 0 && sm >= 0 && (sp > 0 || sm > 0)) return kPlus;
   if (sp <= 0 && sm <= 0 && (sp < 0 || sm < 0)) return kMinus;
   std::ostringstream os;
@@ -123,9 +162,37 @@ bool FilippovSystem::jacobian(double t, const double* x, int mode, double* J) co
 }
 
 std::vector<Witness> FilippovSystem::witnesses(int mode) const {
-  if (mode == kPlus) return {{"switching_surface", -1, false}};
-  if (mode == kMinus) return {{"switching_surface", +1, false}};
-  return {{"sigma_plus", +1, false}, {"sigma_minus", -1, false}};
+  if (mode == kPlus) return {{"switching_surface", -1, false, true}};
+  if (mode == kMinus) return {{"switching_surface", +1, false, true}};
+  return {{"sigma_plus", +1, false, true}, {"sigma_minus", -1, false, true}};
+}
+
+void FilippovSystem::witness_rates(double t, const double* x, int mode, double* gdot) const {
+  if (mode == kPlus || mode == kMinus) {
+    double sp, sm;
+    sigmas(t, x, sp, sm);
+    gdot[0] = mode == kPlus ? sp : sm;
+    return;
+  }
+  sigma_rates(t, x, gdot[0], gdot[1]);
+}
+
+RegionCheck FilippovSystem::region_check(double t, const double* x, int mode, const double* err) const {
+  // The witnesses' signs (σ+ <= 0 <= σ- when sliding; m H >= 0 in mode m), then the sliding strip.
+  RegionCheck c = HybridSystem::region_check(t, x, mode, err);
+  if (mode != kSliding) return c;
+  const double h = std::abs(switching(t, x));
+  if (h > 0) {
+    const size_t n = size();
+    std::vector<double> g(n);
+    switching_gradient(t, x, g.data());
+    RegionCheck strip;
+    strip.excess = h;
+    for (size_t i = 0; i < n; ++i) strip.tolerance += std::abs(g[i]) * err[i];
+    strip.rule = "|H| within the sliding strip in mode " + mode_name(mode);
+    if (c.rule.empty() || strip.excess - strip.tolerance > c.excess - c.tolerance) c = strip;
+  }
+  return c;
 }
 
 void FilippovSystem::witness_values(double t, const double* x, int mode, double* g) const {
@@ -153,7 +220,8 @@ EventOutcome FilippovSystem::on_event(double t, double* x, int mode, int index, 
       } else {
         out.kind = "graze";
       }
-    } else if (m * s_opp > 0) {
+    } else if (m * s_opp > 0 || (s_opp == 0 && s_arr != 0 && m * sigma_trend(t, x, -mode) > 0)) {
+      // Attracting, or arriving at a fold whose other field turns to point at Σ as the sliding flow moves on.
       out.kind = "stick";
       out.new_mode = kSliding;
       project_to_surface(t, x);

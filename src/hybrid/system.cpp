@@ -1,9 +1,79 @@
 #include "rollsim/hybrid/system.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "rollsim/solve/integrator.hpp"
 
 namespace rollsim {
 
 std::unique_ptr<Integrator> HybridSystem::make_exact_integrator(const SolverOptions&) const { return nullptr; }
+
+void HybridSystem::witness_rates(double t, const double* x, int mode, double* gdot) const {
+  const std::size_t n = size(), m = witnesses(mode).size();
+  if (m == 0) return;
+  if (formulation() == Formulation::Dae) {
+    // No explicit field to differentiate along: no rates, so no extremum search (NaN compares false).
+    std::fill(gdot, gdot + m, std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  std::vector<double> f(n), xp(n), xm(n), gp(m), gm(m);
+  rhs(t, x, mode, f.data());
+  double xs = 1, fs = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    xs = std::max(xs, std::abs(x[i]));
+    fs = std::max(fs, std::abs(f[i]));
+  }
+  if (!(fs > 0)) {
+    std::fill(gdot, gdot + m, 0.0);
+    return;
+  }
+  // A central difference along the flow: a displacement of about 1e-7 of the state's size.
+  const double d = 1e-7 * xs / fs;
+  for (std::size_t i = 0; i < n; ++i) {
+    xp[i] = x[i] + d * f[i];
+    xm[i] = x[i] - d * f[i];
+  }
+  witness_values(t + d, xp.data(), mode, gp.data());
+  witness_values(t - d, xm.data(), mode, gm.data());
+  for (std::size_t k = 0; k < m; ++k) gdot[k] = (gp[k] - gm[k]) / (2 * d);
+}
+
+double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,
+                           const double* err) {
+  const std::size_t n = sys.size(), m = sys.witnesses(mode).size();
+  std::vector<double> xp(x, x + n), g0(m), g1(m);
+  sys.witness_values(t, x, mode, g0.data());
+  double bound = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double dx = 1e-7 * std::max(1.0, std::abs(x[k]));
+    xp[k] = x[k] + dx;
+    sys.witness_values(t, xp.data(), mode, g1.data());
+    xp[k] = x[k];
+    bound += std::abs((g1[index] - g0[index]) / dx) * err[k];
+  }
+  return bound;
+}
+
+RegionCheck HybridSystem::region_check(double t, const double* x, int mode, const double* err) const {
+  const auto ws = witnesses(mode);
+  RegionCheck worst;
+  if (ws.empty()) return worst;
+  std::vector<double> g(ws.size());
+  witness_values(t, x, mode, g.data());
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    if (!ws[i].bounds_region || ws[i].direction == 0) continue;
+    const double excess = ws[i].direction * g[i];
+    if (!(excess > 0)) continue;
+    RegionCheck c;
+    c.excess = excess;
+    c.tolerance = witness_error_bound(*this, t, x, mode, i, err);
+    c.rule = std::string("witness ") + ws[i].name + (ws[i].direction < 0 ? " >= 0" : " <= 0") + " in mode " +
+             mode_name(mode);
+    if (worst.rule.empty() || c.excess - c.tolerance > worst.excess - worst.tolerance) worst = c;
+  }
+  return worst;
+}
 
 }  // namespace rollsim

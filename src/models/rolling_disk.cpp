@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <sstream>
 
 #include "rollsim/core/error.hpp"
@@ -49,8 +50,9 @@ void to_dimensionless(const Params& p, double u, double v, double w, double* q) 
 }
 
 std::string classify(const std::string& symbols, const std::vector<double>& radii, int final_mode,
-                     double final_radius) {
-  if (final_mode == 0 && final_radius <= 1.0) return "A";
+                     double final_radius, double rolled_tau) {
+  // Rolling is a rotation of (x, y): an orbit that has rolled half a turn without reaching |x| = 1 never will.
+  if (final_mode == 0 && (final_radius <= 1.0 || rolled_tau >= std::numbers::pi)) return "A";
   const size_t n = symbols.size();
   if (n >= 8 && radii.size() >= 3) {
     bool periodic = true;
@@ -73,12 +75,15 @@ enum Out { kU, kV, kW };  // only when physical; the rest follow
 
 class DiskSummarizer final : public Summarizer {
  public:
-  DiskSummarizer(double j, double energy_scale, size_t i_total) : j_(j), es_(energy_scale), i_total_(i_total) {}
+  DiskSummarizer(double j, const Scales& s, bool physical, size_t i_total)
+      : j_(j), es_(physical ? s.energy : 1.0), omega0_(s.omega0), scales_(s), physical_(physical), i_total_(i_total) {}
 
-  void on_point(double, const double* x, const double* y, int mode) override {
+  void on_point(double t, const double* x, const double* y, int mode) override {
     const double e = y[i_total_];
+    t_final_ = t;
     if (!started_) {
       started_ = true;
+      t_roll_ = t;
       e0_ = e;
       symbols_ += filippov_symbol(mode);
       if (mode == 0) last_radius_ = std::hypot(x[kX], x[kY]);
@@ -88,8 +93,9 @@ class DiskSummarizer final : public Summarizer {
     final_radius_ = std::hypot(x[kX], x[kY]);
   }
 
-  void on_event(double, const std::string& kind, int before, int after, const double* x) override {
+  void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
     if (after != before) symbols_ += filippov_symbol(after);
+    if (after == 0 && before != 0) t_roll_ = t;
     if (kind == "stick") {
       ++n_stick_;
       last_radius_ = std::hypot(x[kX], x[kY]);
@@ -105,10 +111,10 @@ class DiskSummarizer final : public Summarizer {
   }
 
   std::vector<SummaryItem> items() const override {
-    const std::string eu = es_ == 1.0 ? "1" : "J";
-    return {
+    const std::string eu = physical_ ? "J" : "1";
+    std::vector<SummaryItem> items{
         {"symbols", 0, symbols_, "", "modes visited (+ sliding forward, - backward, 0 rolling)", false},
-        {"classification", 0, classify(symbols_, radii_, final_mode_, final_radius_), "",
+        {"classification", 0, classify(symbols_, radii_, final_mode_, final_radius_, final_mode_ == 0 ? (t_final_ - t_roll_) * omega0_ : 0.0), "",
          "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false},
         {"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false},
         {"n_stick", static_cast<double>(n_stick_), "", "", "stick events (sliding -> rolling)", true},
@@ -120,11 +126,23 @@ class DiskSummarizer final : public Summarizer {
         {"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
          "max |E(0) - E(t) - dissipated(t)| / E(0)", false},
     };
+    if (physical_) {
+      // The scales of the dimensionless form, so that x, y, z and the energies convert back.
+      items.push_back({"scale_length", scales_.length, "", "m", "U = mu g m (1+j) / (k j): x = u/U", false});
+      items.push_back({"scale_omega0", scales_.omega0, "", "1/s", "Omega0 = sqrt(k / (m (1+j))): tau = Omega0 t", false});
+      items.push_back({"scale_speed", scales_.speed, "", "m/s", "U Omega0: y = v/(U Omega0), z = w/(U Omega0)", false});
+      items.push_back({"scale_energy", scales_.energy, "", "J", "E* = m U^2 Omega0^2, the unit of e", false});
+      items.push_back({"scale_force", scales_.force, "", "N", "mu m g, the unit of friction_utilization", false});
+    }
+    return items;
   }
 
  private:
-  double j_, es_;
+  double j_, es_, omega0_;
+  Scales scales_;
+  bool physical_;
   size_t i_total_;
+  double t_roll_ = 0, t_final_ = 0;
   bool started_ = false;
   double e0_ = 0, err_ = 0;
   std::string symbols_;
@@ -152,7 +170,7 @@ class DiskSystem final : public FilippovSystem {
     outputs_.push_back({"potential_energy", eu, "spring energy"});
     outputs_.push_back({"total_energy", eu, "kinetic + potential energy"});
     outputs_.push_back({"friction_force", fu, "friction force on the disk, along +u"});
-    outputs_.push_back({"friction_utilization", "1", "friction force / (mu m g): -x rolling, -sgn(z) sliding"});
+    outputs_.push_back({"friction_utilization", "1", "friction force / (mu m g): x rolling, -sgn(z) sliding"});
     i0_ = ph ? 3 : 0;
   }
 
@@ -189,6 +207,16 @@ class DiskSystem final : public FilippovSystem {
     return true;
   }
   std::string crossing_kind() const override { return "reversal"; }
+  /// σ± = Ω0 (-(1+j)(x ± 1)), so along F0 (x' = Ω0 y): dσ±/dt = -(1+j) Ω0² y, exactly.
+  void sigma_rates(double, const double* x, double& rp, double& rm) const override {
+    rp = rm = -(1 + p_.inertia_ratio) * s_.omega0 * s_.omega0 * x[kY];
+  }
+  bool energy_ledger(double, const double* x, int, EnergyLedger& e) const override {
+    const double j = p_.inertia_ratio;
+    e.energy = s_.energy * (kinetic(j, x) + potential(j, x));
+    e.dissipated = x[kDissipated];
+    return true;
+  }
   std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const override {
     return rolling_disk::make_exact_integrator(p_, options);
   }
@@ -206,13 +234,14 @@ class DiskSystem final : public FilippovSystem {
     y[k++] = s_.energy * ek;
     y[k++] = s_.energy * ep;
     y[k++] = s_.energy * (ek + ep);
-    const double util = mode == 0 ? -x[kX] : -static_cast<double>(mode);
+    // Rolling: m v' = -k u + F with x'' = -x gives F = k u j/(1+j), i.e. F/(mu m g) = x; sliding: -sgn(z).
+    const double util = mode == 0 ? x[kX] : -static_cast<double>(mode);
     y[k++] = s_.force * util;
     y[k++] = util;
   }
 
   std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<DiskSummarizer>(p_.inertia_ratio, p_.physical ? s_.energy : 1.0, i0_ + 2);
+    return std::make_unique<DiskSummarizer>(p_.inertia_ratio, s_, p_.physical, i0_ + 2);
   }
 
  private:

@@ -1,6 +1,8 @@
 #include "rollsim/solve/simulate.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "rollsim/core/error.hpp"
@@ -14,10 +16,36 @@ std::atomic<bool>& interrupt_flag() {
 
 namespace {
 
+/// A model without a summary of its own.
+class NoSummary final : public Summarizer {
+ public:
+  void on_point(double, const double*, const double*, int) override {}
+  std::vector<SummaryItem> items() const override { return {}; }
+};
+
+std::string number(double v) {
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+/// A witness crossing found by the loop's own search of a step (docs/audit.md): the time, the state on the far
+/// side of the crossing, and the witness with its direction.
+struct Crossing {
+  double t = std::numeric_limits<double>::infinity();
+  std::vector<double> x;
+  int index = -1;
+  int direction = 0;
+  bool found() const { return index >= 0; }
+};
+
 class Loop {
  public:
   Loop(const HybridSystem& sys, const SimulationOptions& opt, const std::vector<Observer*>& obs)
-      : sys_(sys), opt_(opt), obs_(obs), n_(sys.size()), x_(n_), y_(sys.outputs().size()), summarizer_(sys.make_summarizer()) {}
+      : sys_(sys), opt_(opt), obs_(obs), n_(sys.size()), x_(n_), y_(sys.outputs().size()), summarizer_(sys.make_summarizer()) {
+    if (!summarizer_) summarizer_ = std::make_unique<NoSummary>();
+  }
 
   RunResult run() {
     RunResult res;
@@ -30,9 +58,14 @@ class Loop {
     try {
       integ = make_integrator(sys_, opt_.solver);
       integ->reset(t_, x_.data(), mode_);
+      audit(*integ, "the initial state");
       emit_sample(t_, x_.data());
       next_k_ = 1;
       run_loop(*integ, res);
+    } catch (const AuditError& e) {
+      res.status = "audit_failure";
+      res.termination = "audit_failure";
+      res.message = e.what();
     } catch (const SolverError& e) {
       res.status = "solver_failure";
       res.termination = "solver_failure";
@@ -50,6 +83,7 @@ class Loop {
     res.n_samples = n_samples_;
     res.n_events = n_events_;
     if (integ) res.stats = integ->stats();
+    res.stats.counts.emplace_back("n_located_by_search", n_located_);
     res.summary = summarizer_->items();
     for (auto* o : obs_) o->on_finish(res);
     return res;
@@ -91,43 +125,205 @@ class Loop {
     long steps = 0;
     while (true) {
       if (interrupt_flag().load(std::memory_order_relaxed)) throw Interrupted();
+      const double t_a = t_;
       const auto status = integ.step(opt_.t_end);
       ++steps;
-      const double t_new = integ.t();
-      emit_grid_samples(integ, t_new);
-      t_ = t_new;
-      std::copy(integ.x(), integ.x() + n_, x_.begin());
-      sys_.compute_outputs(t_, x_.data(), mode_, y_.data());
-      summarizer_->on_point(t_, x_.data(), y_.data(), mode_);
-      if (status == Integrator::Status::Root) {
-        if (handle_roots(integ, res)) return;
-      } else if (status == Integrator::Status::StopTime || t_ >= opt_.t_end) {
-        if (last_sample_t_ < t_) emit_sample(t_, x_.data());
-        res.termination = "t_end";
-        return;
+      ++steps_since_restart_;
+      const double t_b = integ.t();
+      const Crossing missed = search_step(integ, t_a, t_b, status == Integrator::Status::Root);
+      if (missed.found()) {
+        // A crossing the root finder did not report, before the step's end: the run goes back to it.
+        emit_grid_samples(integ, missed.t);
+        t_ = missed.t;
+        x_ = missed.x;
+        record_point();
+        std::vector<int> roots(sys_.witnesses(mode_).size(), 0);
+        roots[static_cast<size_t>(missed.index)] = missed.direction;
+        ++n_located_;
+        if (handle_roots(integ, roots, res, /*must_restart=*/true)) return;
+      } else {
+        emit_grid_samples(integ, t_b);
+        t_ = t_b;
+        std::copy(integ.x(), integ.x() + n_, x_.begin());
+        record_point();
+        if (status == Integrator::Status::Root) {
+          if (handle_roots(integ, integ.roots(), res, false)) return;
+        } else {
+          audit(integ, "an accepted step");
+          if (status == Integrator::Status::StopTime || t_ >= opt_.t_end) {
+            if (last_sample_t_ < t_) emit_sample(t_, x_.data());
+            res.termination = "t_end";
+            return;
+          }
+        }
       }
       if (steps >= max_steps) {
-        std::ostringstream os;
-        os.precision(10);
-        throw SolverError("simulate", -1, "MAX_STEPS", t_, integ.last_step_size(),
-                          sys_.mode_name(mode_),
+        throw SolverError("simulate", -1, "MAX_STEPS", t_, integ.last_step_size(), sys_.mode_name(mode_),
                           "the run took solver.max_steps = " + std::to_string(max_steps) +
                               " steps before reaching simulation.t_end; raise solver.max_steps or shorten t_end");
       }
     }
   }
 
-  /// Returns true if the run ends here.
-  bool handle_roots(Integrator& integ, RunResult& res) {
-    const auto witnesses = sys_.witnesses(mode_);
-    const std::vector<int> roots = integ.roots();
-    bool restart = false, stop = false;
+  /// The summarizer sees every internal step and every event state.
+  void record_point() {
+    sys_.compute_outputs(t_, x_.data(), mode_, y_.data());
+    summarizer_->on_point(t_, x_.data(), y_.data(), mode_);
+  }
+
+  // ---- the search of a step for crossings the root finder missed (docs/audit.md) ---------------------------
+
+  struct Point {
+    double t = 0;
+    std::vector<double> x, g, rate;
+  };
+
+  Point point_at(const Integrator& integ, double t, const double* x_known, size_t m) const {
+    Point p;
+    p.t = t;
+    p.x.resize(n_);
+    if (x_known)
+      std::copy(x_known, x_known + n_, p.x.begin());
+    else
+      integ.state_at(t, p.x.data());
+    p.g.resize(m);
+    p.rate.resize(m);
+    sys_.witness_values(t, p.x.data(), mode_, p.g.data());
+    sys_.witness_rates(t, p.x.data(), mode_, p.rate.data());
+    return p;
+  }
+
+  double witness_at(const Integrator& integ, double t, size_t i, std::vector<double>& x, std::vector<double>& g,
+                    bool rate) const {
+    integ.state_at(t, x.data());
+    if (rate)
+      sys_.witness_rates(t, x.data(), mode_, g.data());
+    else
+      sys_.witness_values(t, x.data(), mode_, g.data());
+    return g[i];
+  }
+
+  /// Bisection on [lo, hi] for the first time where s * (witness i, or its rate) > 0, given it is <= 0 at lo
+  /// and > 0 at hi; returns the time on the far side.
+  double bisect(const Integrator& integ, double lo, double hi, size_t i, int s, bool rate) const {
+    std::vector<double> x(n_), g(sys_.witnesses(mode_).size());
+    const double span = std::abs(hi - lo);
+    for (int it = 0; it < 200; ++it) {
+      const double tol = 4 * std::numeric_limits<double>::epsilon() * (std::abs(hi) + span);
+      if (hi - lo <= tol) break;
+      const double mid = 0.5 * (lo + hi);
+      if (mid <= lo || mid >= hi) break;
+      if (s * witness_at(integ, mid, i, x, g, rate) > 0)
+        hi = mid;
+      else
+        lo = mid;
+    }
+    return hi;
+  }
+
+  /// The first crossing of witness i in (lo.t, hi.t] in its direction: a sign change between the points, or an
+  /// extremum between them on the far side (a graze). For a region witness it counts when the excursion
+  /// exceeds the integration error (smaller ones are rounding, and the audit allows them), from any start;
+  /// for another witness, when it starts clear of zero (near zero it is the event just handled).
+  Crossing search_interval(const Integrator& integ, const Point& lo, const Point& hi, size_t i, const Witness& w) const {
+    Crossing c;
+    const double g0 = lo.g[i];
+    int d = w.direction;
+    if (d == 0) {
+      if (g0 == 0) return c;
+      d = g0 > 0 ? -1 : +1;
+    }
+    // Already beyond at the start: for a non-region witness an event handled before; for a region witness a
+    // departure within the integration error so far (the audit passed there), followed below.
+    const bool beyond = d * g0 > 0;
+    if (beyond && !w.bounds_region) return c;
+    double t_far = 0, excess = 0;
+    bool graze = false;
+    std::vector<double> xe(n_);
+    if (d * hi.g[i] > 0) {
+      t_far = hi.t;
+      excess = d * hi.g[i];
+      xe = hi.x;
+    } else if (d * lo.rate[i] > 0 && d * hi.rate[i] < 0) {
+      const double te = bisect(integ, lo.t, hi.t, i, -d, /*rate=*/true);
+      std::vector<double> g(lo.g.size());
+      const double ge = witness_at(integ, te, i, xe, g, false);
+      if (!(d * ge > 0)) return c;
+      t_far = te;
+      excess = d * ge;
+      graze = true;
+    } else {
+      return c;
+    }
+    std::vector<double> err(n_);
+    if (w.bounds_region) {
+      // A region witness: an excursion within the integration error is not an event (the audit allows it);
+      // beyond it, it is one, from any start.
+      // A graze (out and back within the step) is decided against the global error the path can carry: the
+      // local bounds summed over the steps since the last restart. A rolling circle of radius 1 computed as
+      // 1 + 1e-11 does not slip.
+      integ.error_scale(xe.data(), err.data());
+      const double local = witness_error_bound(sys_, t_far, xe.data(), mode_, i, err.data());
+      const double steps = graze ? static_cast<double>(std::max(1L, steps_since_restart_)) : 1.0;
+      if (excess <= local * steps) return c;
+    } else {
+      // Another witness near zero at the start: the event just handled (the integrator's root finder skips it
+      // likewise), or rounding.
+      integ.error_scale(lo.x.data(), err.data());
+      if (std::abs(g0) <= witness_error_bound(sys_, lo.t, lo.x.data(), mode_, i, err.data())) return c;
+    }
+    if (beyond) {
+      // The departure began before this step, within the error: the event is taken at the step's start.
+      c.t = lo.t;
+      c.x = lo.x;
+    } else {
+      c.t = bisect(integ, lo.t, t_far, i, d, false);
+      c.x.resize(n_);
+      integ.state_at(c.t, c.x.data());
+    }
+    c.index = static_cast<int>(i);
+    c.direction = d;
+    return c;
+  }
+
+  /// Searches (t_a, t_b] for crossings the integrator did not report, at three points of the step; the earliest
+  /// one before a reported root (or any at all, without one) is returned.
+  Crossing search_step(const Integrator& integ, double t_a, double t_b, bool root_reported) const {
+    Crossing best;
+    if (integ.locates_events_exactly() || !(t_b > t_a)) return best;
+    const auto ws = sys_.witnesses(mode_);
+    const size_t m = ws.size();
+    if (m == 0) return best;
+    const Point a = point_at(integ, t_a, x_.data(), m);
+    const Point mid = point_at(integ, 0.5 * (t_a + t_b), nullptr, m);
+    const Point b = point_at(integ, t_b, integ.x(), m);
+    for (size_t i = 0; i < m; ++i) {
+      Crossing c = search_interval(integ, a, mid, i, ws[i]);
+      if (!c.found()) c = search_interval(integ, mid, b, i, ws[i]);
+      if (!c.found()) continue;
+      // A crossing at the root the integrator reports (to within its root tolerance) is that event itself.
+      if (root_reported && c.t >= t_b - 200 * std::numeric_limits<double>::epsilon() * (std::abs(t_b) + (t_b - t_a)))
+        continue;
+      if (c.t < best.t) best = std::move(c);
+    }
+    return best;
+  }
+
+  // ---- events ----------------------------------------------------------------------------------------------
+
+  /// Handles the roots of the current mode's witnesses at t_; returns true if the run ends here. Every root
+  /// belongs to the mode the step was taken in: once one event changes the mode, the remaining roots of the
+  /// old mode are not applied (the new mode's witnesses are searched from the restart on).
+  bool handle_roots(Integrator& integ, const std::vector<int>& roots, RunResult& res, bool must_restart) {
+    const int step_mode = mode_;
+    const auto witnesses = sys_.witnesses(step_mode);
+    bool restart = must_restart, stop = false;
     std::string stop_kind;
-    std::vector<double> x_before = x_;
-    for (size_t i = 0; i < roots.size(); ++i) {
+    for (size_t i = 0; i < roots.size() && i < witnesses.size(); ++i) {
       if (roots[i] == 0) continue;
+      if (mode_ != step_mode) break;
       const int before = mode_;
-      EventOutcome out = sys_.on_event(t_, x_.data(), mode_, static_cast<int>(i), roots[i]);
+      EventOutcome out = sys_.on_event(t_, x_.data(), step_mode, static_cast<int>(i), roots[i]);
       out.terminal = out.terminal || witnesses[i].terminal;
       EventRecord ev;
       ev.t = t_;
@@ -147,30 +343,115 @@ class Loop {
         stop_kind = ev.kind;
       }
       if (static_cast<long>(n_events_) > opt_.max_events)
-        throw SolverError("simulate", -1, "MAX_EVENTS", t_, integ.last_step_size(),
-                          sys_.mode_name(mode_),
+        throw SolverError("simulate", -1, "MAX_EVENTS", t_, integ.last_step_size(), sys_.mode_name(mode_),
                           "more than " + std::to_string(opt_.max_events) + " events (a Zeno accumulation?); shorten t_end");
     }
+    note_instant(step_mode);
     // The event instant is a sample, with the state after the handler.
     emit_sample(t_, x_.data());
     if (stop) {
       res.termination = stop_kind;
       return true;
     }
-    if (restart) integ.reset(t_, x_.data(), mode_);
+    if (restart) {
+      integ.reset(t_, x_.data(), mode_);
+      steps_since_restart_ = 0;
+    }
+    audit(integ, "the state after an event");
     return false;
   }
+
+  /// Guards against a mode that cannot settle at one instant (each event there found its mode's field pointing
+  /// out of its region): past a few events at the same time, the run fails the audit.
+  void note_instant(int mode_before) {
+    const double tol = 4 * std::numeric_limits<double>::epsilon() * (std::abs(t_) + 1);
+    if (!(std::abs(t_ - instant_t_) <= tol)) {
+      instant_t_ = t_;
+      instant_modes_.clear();
+    }
+    if (instant_modes_.empty()) instant_modes_.push_back(mode_before);
+    instant_modes_.push_back(mode_);
+    if (instant_modes_.size() > kMaxEventsPerInstant) {
+      std::string modes;
+      for (int m : instant_modes_) modes += (modes.empty() ? "" : " -> ") + sys_.mode_name(m);
+      throw AuditError("self-audit: the mode cannot settle at t = " + number(t_) + " " + sys_.time_signal().unit +
+                       ": " + std::to_string(instant_modes_.size() - 1) + " events at this instant (" + modes +
+                       "), each mode's field leaving its region; forward motion is not unique here, or the "
+                       "tolerances are too loose to decide (tighten solver.rtol and solver.atol)");
+    }
+  }
+
+  // ---- the self-audit (docs/audit.md) --------------------------------------------------------------------
+
+  void audit(const Integrator& integ, const char* where) {
+    if (!sys_.has_modes() && !audit_energy_) return;
+    err_.resize(n_);
+    integ.error_scale(x_.data(), err_.data());
+    if (sys_.has_modes()) {
+      const RegionCheck rc = sys_.region_check(t_, x_.data(), mode_, err_.data());
+      if (rc.violated())
+        throw AuditError("self-audit: at t = " + number(t_) + " " + sys_.time_signal().unit + " (" + where +
+                         "), mode " + sys_.mode_name(mode_) + ": the state lies outside its mode's region (rule: " +
+                         rc.rule + "; excess " + number(rc.excess) + " > tolerance " + number(rc.tolerance) +
+                         "); tighten solver.rtol and solver.atol, or report the scenario");
+    }
+    EnergyLedger e;
+    if (!sys_.energy_ledger(t_, x_.data(), mode_, e)) {
+      audit_energy_ = false;
+      return;
+    }
+    audit_energy_ = true;
+    ++n_audit_points_;
+    const double total = e.energy + e.dissipated;
+    if (!ledger_started_) {
+      ledger_started_ = true;
+      total0_ = total;
+      dissipated_max_ = e.dissipated;
+      energy_scale_ = std::max(std::abs(e.energy), std::numeric_limits<double>::min());
+    }
+    energy_scale_ = std::max(energy_scale_, std::abs(e.energy));
+    const double rtol = opt_.solver.rtol;
+    // Dissipation: never below its running maximum by more than the integration error of one step.
+    const double tol_d = kDissipationSteps * (rtol * std::max(std::abs(e.dissipated), energy_scale_)) +
+                         kDissipationSteps * std::numeric_limits<double>::epsilon() * energy_scale_;
+    if (e.dissipated < dissipated_max_ - tol_d)
+      throw AuditError("self-audit: at t = " + number(t_) + " " + sys_.time_signal().unit + " (" + where + "), mode " +
+                       sys_.mode_name(mode_) + ": the dissipated energy decreased from " + number(dissipated_max_) +
+                       " to " + number(e.dissipated) + " (tolerance " + number(tol_d) +
+                       "): a field is being integrated outside its region; tighten solver.rtol and solver.atol, "
+                       "or report the scenario");
+    dissipated_max_ = std::max(dissipated_max_, e.dissipated);
+    // Balance: E + D is conserved to the integration error, which grows with the number of steps.
+    const double tol_b = kBalanceFactor * rtol * energy_scale_ * std::sqrt(static_cast<double>(n_audit_points_));
+    const double imbalance = std::abs(total - total0_);
+    if (imbalance > tol_b)
+      throw AuditError("self-audit: at t = " + number(t_) + " " + sys_.time_signal().unit + " (" + where + "), mode " +
+                       sys_.mode_name(mode_) + ": the energy balance E + D = const is off by " + number(imbalance) +
+                       " (tolerance " + number(tol_b) + "); tighten solver.rtol and solver.atol");
+  }
+
+  static constexpr size_t kMaxEventsPerInstant = 6;
+  static constexpr double kDissipationSteps = 10;
+  static constexpr double kBalanceFactor = 100;
 
   const HybridSystem& sys_;
   const SimulationOptions& opt_;
   const std::vector<Observer*>& obs_;
   size_t n_;
-  std::vector<double> x_, y_, scratch_ = std::vector<double>(n_);
+  std::vector<double> x_, y_, scratch_ = std::vector<double>(n_), err_;
   std::unique_ptr<Summarizer> summarizer_;
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;
   long next_k_ = 1;
   size_t n_samples_ = 0, n_events_ = 0;
+  long n_located_ = 0, steps_since_restart_ = 0;
+  // The same-instant guard.
+  double instant_t_ = std::numeric_limits<double>::quiet_NaN();
+  std::vector<int> instant_modes_;
+  // The energy ledger.
+  bool audit_energy_ = true, ledger_started_ = false;
+  double total0_ = 0, dissipated_max_ = 0, energy_scale_ = 0;
+  long n_audit_points_ = 0;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "sundials_integrator.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -97,6 +98,10 @@ double SundialsIntegrator::last_step_size() const {
   double h = 0;
   api_.get_last_step(mem_.get(), &h);
   return h;
+}
+
+void SundialsIntegrator::error_scale(const double* x, double* err) const {
+  for (long i = 0; i < n_; ++i) err[i] = opt_.rtol * std::abs(x[i]) + NV_Ith_S(atol_.get(), i);
 }
 
 SolverStats SundialsIntegrator::stats() const {

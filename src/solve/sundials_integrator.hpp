@@ -77,6 +77,7 @@ class SundialsIntegrator : public Integrator {
   const std::vector<int>& roots() const override { return roots_; }
   double last_step_size() const override;
   SolverStats stats() const override;
+  void error_scale(const double* x, double* err) const override;
   /// One internal step by advance(), with the stop time at t_stop.
   Status step(double t_stop) override;
   /// Sums the counts of the run so far (but for the first start), then restarts in `mode` at (t, x) with

@@ -32,6 +32,13 @@ class SolverError : public std::runtime_error {
   double t = 0, h = 0;
 };
 
+/// The self-audit of a run found a state the engine cannot vouch for (docs/audit.md): the message says where
+/// (t, mode) and which rule broke. The run ends like a solver failure: exit 3, data kept, marked incomplete.
+class AuditError : public SolverError {
+ public:
+  explicit AuditError(const std::string& what) : SolverError(what) {}
+};
+
 /// A file could not be read or written.
 class IoError : public std::runtime_error {
  public:

@@ -13,8 +13,9 @@
 ///   σ+ < 0 < σ-       attracting sliding: the state is projected onto Σ, mode 0 (kind "stick")
 ///   σ+ > 0 > σ-       repelling: forward motion is not unique; the event "repelling" is logged and the run
 ///                     stops there (terminal event, RunResult::termination = "repelling"). Nothing is guessed.
-///   tangencies        with m the mode arrived from: m σ_arrival <= 0 and m σ_other > 0 sticks; m σ_other <= 0
-///                     crosses (σ+ = σ- = 0 stops as "repelling": not unique); an arrival field that already
+///   tangencies        with m the mode arrived from: m σ_arrival <= 0 and m σ_other > 0 sticks; at a fold
+///                     (σ_other = 0) it sticks if σ_other turns attracting along F0 (sigma_trend), else crosses;
+///                     m σ_other < 0 crosses (σ+ = σ- = 0 stops as "repelling": not unique); an arrival field that already
 ///                     points away again (m σ_arrival > 0, only by rounding) is logged as "graze", mode kept.
 /// Sliding ends when σ+ or σ- reaches zero (kind "slip"); the state on Σ is kept as it is (H = 0 exactly).
 ///
@@ -25,6 +26,10 @@
 /// where g_i != 0), so the tangential departure from Σ (H = 0, H' = 0) cannot re-trigger the H witness, and no
 /// time skip is used. In mode 0 the state stays on Σ exactly when H is linear in x (∇H·F0 = 0 in floating
 /// point, since σ-σ+ - σ+σ- = 0); for a curved Σ it is re-projected at entry.
+///
+/// The self-audit (docs/audit.md): every witness bounds its mode's region, so the simulate loop locates every
+/// crossing of it, grazes included, and checks at every accepted step that the state lies in its mode's region:
+/// m H >= 0 in mode m = ±1, and in mode 0 |H| within the strip the integration error allows, σ+ <= 0 <= σ-.
 ///
 /// The state vector may carry components beyond the Filippov core (e.g. an integrated dissipated energy): they
 /// are ordinary components of F± and get the same convex combination in F0, and H does not depend on them.
@@ -52,6 +57,11 @@ class FilippovSystem : public HybridSystem {
   virtual bool jacobian_minus(double, const double*, double*) const { return false; }
   /// The /events kind of a crossing ("crossing" unless the model names it, e.g. "reversal").
   virtual std::string crossing_kind() const { return "crossing"; }
+  /// dσ+/dt and dσ-/dt along the sliding field F0 at (t, x). Default: central differences along F0.
+  virtual void sigma_rates(double t, const double* x, double& rate_plus, double& rate_minus) const;
+  /// The sign (+1, -1, 0) with which σ+ (which = +1) or σ- (which = -1) changes along F0 at x: its rate, or,
+  /// where that is zero, its rate a short step along F0 later. Decides the folds.
+  int sigma_trend(double t, const double* x, int which) const;
   /// Put x onto Σ. Default: Newton steps along ∇H until |H| stops decreasing (exact in one step for linear H).
   virtual void project_to_surface(double t, double* x) const;
 
@@ -60,9 +70,9 @@ class FilippovSystem : public HybridSystem {
   void sigmas(double t, const double* x, double& sigma_plus, double& sigma_minus) const;
   /// F0 at (t, x) (valid where σ- - σ+ != 0).
   void sliding_field(double t, const double* x, double* f) const;
-  /// The mode a state starts in: H > 0 → +1, H < 0 → -1; on Σ: attracting → 0; on the boundary of the
-  /// attracting part (one σ zero, the other attracting): 0 if a midpoint step of length 1e-4 along F0 enters
-  /// the attracting part, else the side rule; σ± both >= 0 (not both 0)
+  /// The mode a state starts in: H > 0 → +1, H < 0 → -1; on Σ: attracting → 0; on the fold, the boundary of
+  /// the attracting part (one σ zero, the other attracting): 0 if the sliding flow moves into the attracting
+  /// part (the zero σ's rate along F0, sigma_rates(), points inwards), else the side rule; σ± both >= 0 (not both 0)
   /// → +1; both <= 0 (not both 0) → -1; repelling or σ+ = σ- = 0 → InputError (forward motion not unique).
   int classify_initial(double t, const double* x) const;
 
@@ -73,6 +83,9 @@ class FilippovSystem : public HybridSystem {
   bool jacobian(double t, const double* x, int mode, double* J) const override;
   std::vector<Witness> witnesses(int mode) const override;
   void witness_values(double t, const double* x, int mode, double* g) const override;
+  /// Mode ±1: dH/dt = σ±; mode 0: sigma_rates().
+  void witness_rates(double t, const double* x, int mode, double* gdot) const override;
+  RegionCheck region_check(double t, const double* x, int mode, const double* err) const override;
   EventOutcome on_event(double t, double* x, int mode, int index, int crossing_direction) const override;
   std::vector<std::string> event_extras() const override { return {"sigma_plus", "sigma_minus", "residual"}; }
 };

@@ -19,6 +19,25 @@ struct Witness {
   std::string name;
   int direction = 0;
   bool terminal = false;  ///< the scenario's choice: stop the run, or only record the event
+  /// The mode's region lies on the side the witness leaves (direction -1: g > 0; +1: g < 0): reaching the
+  /// other side always ends the mode. The simulate loop then guarantees that no crossing of it is missed and
+  /// the self-audit checks that the state never lies beyond it (docs/audit.md).
+  bool bounds_region = false;
+};
+
+/// How far a state lies outside its mode's region, as the self-audit measures it (docs/audit.md).
+struct RegionCheck {
+  double excess = 0;     ///< >= 0; 0 inside the region
+  double tolerance = 0;  ///< what the integration error allows at this state
+  std::string rule;      ///< the rule, in words (e.g. "H >= 0 in mode +1")
+  bool violated() const { return excess > tolerance; }
+};
+
+/// The self-audit's energy ledger: the stored energy E(t) and the energy dissipated since the start D(t),
+/// in the same unit. E + D is conserved, and D never decreases.
+struct EnergyLedger {
+  double energy = 0;
+  double dissipated = 0;
 };
 
 /// What an event handler decided.
@@ -95,6 +114,17 @@ class HybridSystem {
   /// The witnesses active in a mode, and their values.
   virtual std::vector<Witness> witnesses(int mode) const = 0;
   virtual void witness_values(double t, const double* x, int mode, double* g) const = 0;
+  /// The time derivatives of the witnesses along the mode's field, used to find their extrema inside a step
+  /// (grazing). Default: central differences of witness_values along rhs(); NaN for a DAE (no extremum search).
+  virtual void witness_rates(double t, const double* x, int mode, double* gdot) const;
+  /// How far x lies outside the region of `mode` beyond the region witnesses' signs (e.g. the sliding strip
+  /// of a Filippov system). \param err per-component integration error scale rtol |x_i| + atol_i. Default:
+  /// the worst region witness on the wrong side, with a tolerance from its gradient and err.
+  virtual RegionCheck region_check(double t, const double* x, int mode, const double* err) const;
+  /// The energy ledger at (t, x), or false when the model keeps none.
+  virtual bool energy_ledger(double /*t*/, const double* /*x*/, int /*mode*/, EnergyLedger& /*e*/) const {
+    return false;
+  }
   /// Handle witness `index` reaching zero at t (the state may be projected in place).
   virtual EventOutcome on_event(double t, double* x, int mode, int index, int crossing_direction) const = 0;
 
@@ -111,5 +141,9 @@ class HybridSystem {
   /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
   virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
 };
+
+/// The integration error a witness value can carry at x: sum over k of |dg/dx_k| err_k (forward differences).
+double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,
+                           const double* err);
 
 }  // namespace rollsim

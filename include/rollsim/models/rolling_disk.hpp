@@ -47,12 +47,14 @@ double potential(double j, const double* xyz);
 void to_dimensionless(const Params& p, double u, double v, double w, double* xyz);
 
 /// The classification of a run (see docs/scenario-keys-disk.md):
-///   "A" the run ends rolling (mode 0) on a circle of radius <= 1: it can never leave (|x| <= R <= 1);
+///   "A" the run ends rolling (mode 0) on a circle of radius <= 1, or after rolling for at least half a turn
+///       (rolled_tau >= π, dimensionless time) without leaving: rolling is a rotation of (x, y), so it never
+///       leaves (a radius computed as 1 + 1e-11 is the unit circle within the integration error);
 ///   "B" the symbols end in the periodic tail (+0-0 twice, in either phase) and the last three stick radii
 ///       are > 1 and strictly decreasing;
 ///   "undetermined" otherwise (a transient, or a run too short to tell).
 std::string classify(const std::string& symbols, const std::vector<double>& stick_radii, int final_mode,
-                     double final_radius);
+                     double final_radius, double rolled_tau = 0);
 
 
 /// Closed-form propagation between events (solver.method = "exact"), behind the Integrator interface.

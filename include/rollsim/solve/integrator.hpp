@@ -36,6 +36,12 @@ class Integrator {
   virtual const std::vector<int>& roots() const = 0;
   virtual double last_step_size() const = 0;
   virtual SolverStats stats() const = 0;
+  /// The integration error the solver allows at x, per component: rtol |x_i| + atol_i. The self-audit's
+  /// tolerances are built from it.
+  virtual void error_scale(const double* x, double* err) const = 0;
+  /// True when the integrator finds every event itself, to round-off (closed-form propagation): the simulate
+  /// loop then does not search the steps for crossings the root finder missed.
+  virtual bool locates_events_exactly() const { return false; }
 };
 
 /// The integrator for a system and method. Throws InputError for a method the system cannot use.
