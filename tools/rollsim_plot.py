@@ -612,7 +612,9 @@ def _modal_table(ax, lin):
     if rows:
         from matplotlib.colors import to_rgba
         cell_colours = [[to_rgba(c, 0.18 if c != "white" else 1.0)] * len(header) for c in colours]
-        tab = ax.table(cellText=rows, colLabels=header, loc="center", cellColours=cell_colours)
+        rest = (1.0 - 0.26) / (len(header) - 1)
+        tab = ax.table(cellText=rows, colLabels=header, loc="center", cellColours=cell_colours,
+                       colWidths=[0.26] + [rest] * (len(header) - 1))
         tab.auto_set_font_size(False)
         tab.set_fontsize(7)
         tab.scale(1.0, 1.2)

@@ -253,6 +253,20 @@ class RealRunFigures(TempDirCase):
         self.assertLessEqual(np.max(np.abs(d)), r.summary["energy_drift_abs"] * (1 + 1e-12))
         self.assertGreater(np.ptp(e), 1e3 * np.max(np.abs(d)))  # the force's work is counted
 
+    def test_linear_classes_from_the_file(self):
+        out = os.path.join(self.dir, "lin.h5")
+        synth.rollsim("linearize", os.path.join(SCENARIOS, "tipping_table_linear.toml"), "-o", out)
+        r = rollsim_h5.load(out)
+        # The benchmark's oscillatory pair has a round-off real part; the run classes it undamped.
+        pair = np.abs(r.linear["eigenvalues_imag"]) > 1
+        self.assertTrue(np.all(np.abs(r.linear["eigenvalues_real"][pair]) < 1e-12))
+        fig = figure(r)
+        labels = [t.get_text() for t in panel_axes(fig, "eigenvalues").get_legend().get_texts()]
+        self.assertEqual(sorted(labels), ["damped (1)", "undamped (2)", "unstable (1)"])
+        y = panel_axes(fig, "bode phase").get_lines()[0].get_ydata()
+        fin = np.isfinite(y)
+        self.assertTrue(np.all((y[fin] > -180) & (y[fin] <= 180)))
+
     def test_sweep_points(self):
         # The shipped sweep with --trajectories.
         out = os.path.join(self.dir, "edge_traj.h5")
