@@ -175,6 +175,16 @@ class SyntheticFigures(TempDirCase):
         p = run_plot(f, "--point", "4", "-o", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(os.path.getsize(out) > 10_000)
+        mat = self.path("pts.mat")
+        p = subprocess.run([sys.executable, os.path.join(synth.TOOLS, "h5tomat"), f, mat],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        import scipy.io
+        m = scipy.io.loadmat(mat, simplify_cells=True)["points"]
+        self.assertEqual(sorted(m), [f"p{i:06d}" for i in range(6)])
+        np.testing.assert_array_equal(m["p000004"]["events"]["time"], [0.25, 0.75])
+        self.assertEqual(list(m["p000004"]["events"]["kind"]), ["lift_off", "lift_off"])
+        self.assertEqual(m["p000004"]["status"], "ok")
         p = run_plot(f, "--point", "6", "-o", self.path("p6.png"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("no trajectory for sweep point 6", p.stderr)
