@@ -19,7 +19,7 @@ namespace {
 
 using Vec4 = std::array<double, 4>;  // x, y, z, dissipated energy
 
-// Right-hand side written here from PHYSICS.md §2, independent of the library.
+// Right-hand side written here from docs/equations.md §2, independent of the library.
 Vec4 field(double j, int mode, const Vec4& v) {
   const double x = v[0], y = v[1], z = v[2];
   if (mode == 0) return {y, -x, 0.0, 0.0};
@@ -56,7 +56,7 @@ struct NumEvent {
 };
 
 // The whole Filippov system by RK4 with step h; an event is located by bisecting the length of the
-// RK4 step from the last accepted point (to 1e-14), then the transition rules of PHYSICS.md §2.
+// RK4 step from the last accepted point (to 1e-14), then the transition rules of docs/equations.md §2.
 std::vector<NumEvent> rk4_hybrid(double j, rd::State s0, int mode, double tau_end, double h, std::size_t max_ev) {
   std::vector<NumEvent> out;
   Vec4 v{s0.x, s0.y, s0.z, 0.0};

@@ -27,7 +27,7 @@ HD operator*(HD x, HD y) { return {x.f * y.f, x.f * y.a + x.a * y.f, x.f * y.b +
 HD sin(HD x) { return {std::sin(x.f), std::cos(x.f) * x.a, std::cos(x.f) * x.b, std::cos(x.f) * x.c - std::sin(x.f) * x.a * x.b}; }
 HD cos(HD x) { return {std::cos(x.f), -std::sin(x.f) * x.a, -std::sin(x.f) * x.b, -std::sin(x.f) * x.c - std::cos(x.f) * x.a * x.b}; }
 
-/// The Lagrangian L = T - V written from PHYSICS.md §1 directly (general form), not from the model code.
+/// The Lagrangian L = T - V written from docs/equations.md §1 directly (general form), not from the model code.
 /// z = (theta1, theta2, omega1, omega2).
 HD lagrangian(const tt::Params& p, const HD* z) {
   const double r = p.wheel_radius, m = p.wheel_mass, g = p.gravity;

@@ -1,4 +1,4 @@
-"""Closed-form propagation of the dimensionless rolling/sliding disk (PHYSICS.md section 2).
+"""Closed-form propagation of the dimensionless rolling/sliding disk (docs/equations.md §2).
 
 An independent Python reference for the report: in each mode the motion is known in closed form, and the
 transitions are located on the closed-form z(tau) (sliding) or found from the rolling circle (rolling).

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """A peer of rollsim written the way a researcher would: scipy's solve_ivp (DOP853) with event functions.
 
-Tipping table: the Lagrange equations of the wheel-on-table model (PHYSICS.md section 1, general form with
+Tipping table: the Lagrange equations of the wheel-on-table model (docs/equations.md §1, general form with
 wheel inertia J and table inertia I), derived here from T and V:
     (I + m s^2) th1'' + 2 m s s' th1' - m r s th1'^2 + m g s cos th1 = 0
     (J + m r^2) th2'' + m r s th1'^2 - m g r sin th1 = 0,      s = r (th1 - th2)
 events: the table edge |s| = l/2 (terminal) and the normal force N = 0 (recorded).
 
-Rolling disk (PHYSICS.md section 2, dimensionless): the fields F+, F- and the rolling field F0 = (y, -x, 0),
+Rolling disk (docs/equations.md §2, dimensionless): the fields F+, F- and the rolling field F0 = (y, -x, 0),
 mode switching in a Python loop on the events z = 0 (sliding) and |x| = 1 (rolling).
 
 Usage as a script:

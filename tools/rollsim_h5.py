@@ -10,10 +10,13 @@ Usage::
     r.events["kind"]                    # numpy array of str
     r.summary["termination"]
     r.linear["eigenvectors_real"][:, j] # component i of eigenvector j at [i, j]
+    r.points                            # sweep trajectories: index -> Table (rollsim sweep --trajectories)
+    p = r.point(3)                      # point 3 as a RollsimResult of its own (trajectory, events)
 
 Every string (attributes and string datasets) is decoded to ``str``.  Groups
 that a file does not have are empty (trajectory, events, summary, solver) or
-``None`` (linear, sweep, growth).  Files whose root attribute ``completed`` is 0
+``None`` (linear, sweep, growth); ``points`` is empty unless the file is a
+sweep written with ``--trajectories``.  Files whose root attribute ``completed`` is 0
 are refused unless ``allow_incomplete=True``.
 """
 
@@ -111,6 +114,9 @@ class RollsimResult:
     linear: Optional[Table]
     sweep: Optional[Table]
     growth: Optional[Table]
+    # Sweep trajectories, /points/NNNNNN: point index -> Table with attrs (index, status, overrides)
+    # and nested Tables "trajectory" and "events" (empty when the file has none for that point).
+    points: dict = dataclasses.field(default_factory=dict)
 
     # Convenience views of the provenance.
     @property
@@ -146,6 +152,31 @@ class RollsimResult:
     def swept_keys(self) -> list:
         """Names of the swept parameters of a sweep, in sweep order."""
         return swept_keys(self.sweep) if self.sweep is not None else []
+
+    def point(self, index: int) -> "RollsimResult":
+        """Sweep point ``index`` (from /points) as a result of its own.
+
+        Its trajectory and events are the point's; its resolved scenario is the
+        base scenario with the point's swept values put in (taken from its row
+        of /sweep), so ``param()`` gives the values that point ran with.
+        """
+        if index not in self.points:
+            have = f"{min(self.points)}..{max(self.points)}" if self.points else "none"
+            raise KeyError(f"{self.path}: no trajectory for sweep point {index} (points stored: {have})")
+        p = self.points[index]
+        resolved = dict(self.resolved)
+        if self.sweep is not None and index < self.sweep.nrows:
+            for k in self.swept_keys:
+                v = self.sweep[k][index]
+                resolved[k] = repr(float(v)) if np.asarray(v).dtype.kind == "f" else str(v)
+        status = str(p.attrs.get("status", ""))
+        prov = dict(self.provenance)
+        prov.update(completed=int(status == "ok"), status=status,
+                    title=f"{self.title} — point {index}: {p.attrs.get('overrides', '')}".strip())
+        return dataclasses.replace(
+            self, provenance=prov, resolved=resolved, trajectory=p.get("trajectory", Table()),
+            events=p.get("events", Table()), summary={}, solver={}, linear=None, sweep=None, growth=None,
+            points={})
 
     def param(self, key: str, default=None):
         """A value from the resolved scenario, as float when it parses as one."""
@@ -339,6 +370,14 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
                         d.setdefault(k, _read_dataset(obj))
             return d
 
+        points = {}
+        if "points" in f and isinstance(f["points"], h5py.Group):
+            for name, g in f["points"].items():
+                if isinstance(g, h5py.Group):
+                    t = _read_group(g)
+                    t.setdefault("trajectory", Table())
+                    t.setdefault("events", Table())
+                    points[int(t.attrs.get("index", int(name)))] = t
         trajectory = group("trajectory") or Table()
         events = group("events") or Table()
         sweep = group("sweep")
@@ -355,6 +394,7 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
             linear=group("linear"),
             sweep=sweep,
             growth=group("growth"),
+            points=dict(sorted(points.items())),
         )
     return result
 
@@ -370,6 +410,8 @@ if __name__ == "__main__":  # a quick look at a file: python3 rollsim_h5.py FILE
             if g:
                 cols = ", ".join(f"{k}{list(np.shape(v))}" for k, v in g.items())
                 print(f"  {gname}: {cols}")
+        if r.points:
+            print(f"  points: {len(r.points)} sweep trajectories, indices {min(r.points)}..{max(r.points)}")
         for gname in ("summary", "solver"):
             if getattr(r, gname):
                 print(f"  {gname}: {getattr(r, gname)}")

@@ -6,13 +6,21 @@ are built with matplotlib's object API, so nothing here needs pyplot; pass
 ``figure_factory=pyplot.figure`` to get figures pyplot can show.
 
 Views:
-  table      tipping-table runs: angles, rates, contact position, energy drift,
-             contact forces, friction demand |T|/N (event instants marked)
+  table      tipping-table runs: angles, rates, contact position, energy drift
+             of T + V - tau theta1 (the table torque's work counted), contact
+             forces, friction demand |T|/N on a log axis (event instants marked)
   disk       rolling-disk runs: 3-D phase portrait (x, y, z) with the sliding
              strip Sigma0 = {z = 0, |x| < 1}, x/y/z time histories with the mode
              (+1, 0, -1) shaded, energy balance, friction utilization
-  linear     eigenvalue map, Bode magnitude/phase, modal table
-  sweep      basin map (two swept keys + classification) or study curves
+  relay      relay-feedback runs: switching value C x and relay output u with
+             the modes shaded, states, phase portrait (x1, x2)
+  carriage   carriage-pendulum runs: carriage position, rod angle, rates, rod
+             tension, energy drift of T + V - F x, constraint residual
+  linear     eigenvalue map (coloured by the stored modal classes), Bode
+             magnitude/phase (phase wrapped to (-180, 180] deg), modal table
+  sweep      basin map (two swept keys + classification) or study curves, on
+             log axes for log-spaced keys; the points' trajectories when the
+             file has them (rollsim sweep --trajectories)
   growth     predicted vs measured growth, relative error
   signals    any other trajectory: its signals grouped by unit
 """
@@ -38,10 +46,11 @@ DIMENSIONLESS = {"", "1", "-", "none", "dimensionless"}
 EVENT_COLOURS = {
     "table_edge": "tab:red",
     "lift_off": "tab:purple",
-    "slip_onset": "tab:orange",
-    "stick": "tab:green",
-    "slip": "tab:orange",
-    "reversal": "tab:purple",
+    "slip_onset": "#e7298a",
+    "stick": "#6a3d9a",
+    "slip": "#b15928",
+    "reversal": "tab:pink",
+    "crossing": "tab:gray",
 }
 MODE_COLOURS = {1: "#f4a582", 0: "#92c5de", -1: "#b8e186"}
 MODE_NAMES = {1: "mode +1 (slip +)", 0: "mode 0 (stick)", -1: "mode -1 (slip -)"}
@@ -60,7 +69,52 @@ class Panel:
 # helpers
 
 
+GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "zeta": "ζ", "eta": "η",
+         "theta": "θ", "lambda": "λ", "mu": "μ", "nu": "ν", "sigma": "σ", "tau": "τ", "phi": "φ", "psi": "ψ",
+         "omega": "ω"}
+SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+SYMBOLS = {
+    "contact_position": "s",
+    "normal_force": "N",
+    "tangential_force": "$T_c$",
+    "friction_demand": "$|T_c|/N$",
+    "total_energy": "E",
+    "kinetic_energy": "T",
+    "potential_energy": "V",
+    "input_work": "W",
+    "switching_value": "C x",
+    "constraint_length": "C",
+    "x_dot": r"$\dot{x}$",
+    "phi_dot": r"$\dot{\varphi}$",
+    "rod_tension": "rod tension",
+    "friction_coefficient": "μ",
+    "frequency_hz": "frequency",
+    "damping_ratio": "ζ",
+    "time_constant": "time constant",
+}
+
+
+def symbol(name: str) -> str:
+    """How a signal or scenario key is written on an axis: theta1 -> θ₁, initial.theta1 -> θ₁(0)."""
+    section, _, last = name.rpartition(".")
+    if last in SYMBOLS:
+        sym = SYMBOLS[last]
+    else:
+        stem = last.rstrip("0123456789")
+        digits = last[len(stem):]
+        if stem in GREEK or (digits and stem.isalpha() and len(stem) == 1):
+            sym = GREEK.get(stem, stem) + digits.translate(SUBSCRIPT)
+        else:
+            sym = last.replace("_", " ")
+    return f"{sym}(0)" if section == "initial" else sym
+
+
 def axis_label(name: str, unit: Optional[str]) -> str:
+    """``name [unit]`` with ``[-]`` for dimensionless quantities; names in ``name`` are written as symbols
+    when they are one signal name or a comma-separated list of them."""
+    parts = [p.strip() for p in name.split(",")]
+    if all(p and " " not in p for p in parts):
+        name = ", ".join(symbol(p) for p in parts)
     u = (unit or "").strip()
     return f"{name} [-]" if u.lower() in DIMENSIONLESS else f"{name} [{u}]"
 
@@ -79,23 +133,30 @@ def _common_unit(table, names):
 
 
 def mark_events(ax, events, tmin=None, tmax=None):
-    """Vertical lines at event instants, one colour and legend entry per kind."""
+    """Event instants: thin translucent lines behind the curves, and a rug of ticks along the top edge
+    in full colour; one colour and one legend entry per kind."""
     if not events or "time" not in events or len(events["time"]) == 0:
         return
     t = np.asarray(events["time"], dtype=float)
     kinds = np.asarray(events.get("kind", np.array(["event"] * len(t))), dtype=str)
     ylim = ax.get_ylim()  # lines in axes coordinates must not move the data limits
     extra = iter(["tab:gray", "tab:olive", "tab:cyan", "tab:pink"])
+    trans = ax.get_xaxis_transform()
     for kind in dict.fromkeys(kinds):  # first-seen order
         sel = t[kinds == kind]
         colour = EVENT_COLOURS.get(kind) or next(extra, "tab:gray")
-        ax.vlines(sel, 0, 1, transform=ax.get_xaxis_transform(), colors=colour,
-                  linestyles="--", linewidth=0.9, label=f"{kind} ({len(sel)})")
+        ax.vlines(sel, 0, 1, transform=trans, colors=colour, linewidth=0.5, alpha=0.3, zorder=0.5)
+        ax.vlines(sel, 0.94, 1, transform=trans, colors=colour, linewidth=1.4, zorder=3,
+                  label=f"{kind} ({len(sel)})")
     ax.set_ylim(ylim)
 
 
 def shade_modes(ax, t, mode):
     """Shade time intervals by mode (+1, 0, -1) across the whole height of ax."""
+    _shade(ax, t, mode, MODE_NAMES)
+
+
+def _shade(ax, t, mode, names):
     t = np.asarray(t, dtype=float)
     mode = np.asarray(mode)
     ylim = ax.get_ylim()
@@ -103,7 +164,7 @@ def shade_modes(ax, t, mode):
         mask = mode == m
         if mask.any():
             ax.fill_between(t, 0, 1, where=mask, step="post", transform=ax.get_xaxis_transform(),
-                            color=MODE_COLOURS[m], alpha=0.45, linewidth=0, label=MODE_NAMES[m], zorder=0)
+                            color=MODE_COLOURS[m], alpha=0.45, linewidth=0, label=names[m], zorder=0)
     ax.set_ylim(ylim)
 
 
@@ -116,7 +177,7 @@ def _lines(ax, r, names, ylabel=None, events=True):
     t = _time(r)
     for n in names:
         tt, y = _thin(t, np.asarray(tr[n], dtype=float))
-        ax.plot(tt, y, label=n, linewidth=1.1)
+        ax.plot(tt, y, label=symbol(n), linewidth=1.1)
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
     ax.set_ylabel(ylabel or axis_label(", ".join(names), _common_unit(tr, names)))
     if events:
@@ -166,46 +227,78 @@ def table_panels(r) -> list:
     return panels
 
 
+# Constant inputs that do work on a model: model -> (scenario key of the input, the coordinate it works
+# through, how the balance is written).  The run's own energy check (the summary's energy_drift_abs) uses
+# the same balance: T + V minus the input's work since the start.
+INPUT_WORK = {
+    "tipping_table": ("parameters.table_torque", "theta1", "T + V − τ (θ₁ − θ₁(0))"),
+    "carriage_pendulum": ("parameters.force", "x", "T + V − F (x − x(0))"),
+}
+
+
+def energy_balance(r):
+    """(E − W, label): the total energy less the work of the model's constant input since the start.
+
+    W = gain (q − q(0)) with the gain read from the resolved scenario (INPUT_WORK); a file whose
+    scenario lacks the key but stores ``input_work`` uses that column; otherwise W = 0.
+    """
+    tr = r.trajectory
+    e = np.asarray(tr["total_energy"], dtype=float)
+    key, coord, text = INPUT_WORK.get(r.model, (None, None, None))
+    if key in r.resolved and coord in tr:
+        q = np.asarray(tr[coord], dtype=float)
+        return e - float(r.param(key)) * (q - q[0]), text
+    if "input_work" in tr:
+        return e - np.asarray(tr["input_work"], dtype=float), "E − W (input work)"
+    return e, "E"
+
+
 def _energy_drift(ax, r):
     tr = r.trajectory
     t = _time(r)
-    e = np.asarray(tr["total_energy"], dtype=float)
+    e, text = energy_balance(r)
     e0 = e[0] if e.size else 0.0
     unit = tr.units.get("total_energy", "J")
     tt, d = _thin(t, e - e0)
-    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label="E(t) - E(0)")
+    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label="E(t) − E(0)" if text == "E" else f"drift of {text}")
+    reported = r.summary.get("energy_drift_abs")
+    if isinstance(reported, (int, float)) and np.isfinite(reported):
+        ax.plot([], [], " ", label=f"run reports max |drift| = {reported:.2g} {unit}")
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("total energy - initial", unit))
-    ax.set_title("Energy drift")
+    ax.set_ylabel(axis_label("energy drift", unit))
+    ax.set_title("Energy drift" if text == "E" else "Energy drift, input work counted")
     mark_events(ax, r.events)
     if e0 != 0 and np.isfinite(e0):
         scale = abs(e0)
         sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
         sec.set_ylabel("relative drift [-]")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
-    ax.legend(fontsize="small", loc="best")
+    ax.legend(fontsize="x-small", loc="best")
     ax.grid(True, alpha=0.3)
 
 
 def _friction_demand(ax, r):
+    """|T_c|/N on a log axis: NaN where N <= 0 (the ratio means nothing there), zeros left out."""
     tr = r.trajectory
     t = _time(r)
     n = np.asarray(tr["normal_force"], dtype=float)
     tc = np.asarray(tr["tangential_force"], dtype=float)
-    scale = np.nanmax(np.abs(n)) if n.size else 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        demand = np.where(np.abs(n) > 1e-12 * max(scale, 1e-300), np.abs(tc) / np.abs(n), np.nan)
+        demand = np.where(n > 0, np.abs(tc) / n, np.nan)
+    demand[demand <= 0] = np.nan
     tt, dd = _thin(t, demand)
-    ax.plot(tt, dd, color="tab:green", linewidth=1.1, label="|T_c| / N")
+    ax.semilogy(tt, dd, color="tab:green", linewidth=1.1, label="$|T_c|/N$")
     mu = _find_mu(r)
     if mu is not None:
-        ax.axhline(mu, color="k", linestyle=":", label=f"mu = {mu:g}")
+        ax.axhline(mu, color="k", linestyle=":", label=f"μ = {mu:g}")
+    if np.any(n <= 0):
+        ax.plot([], [], " ", label="undefined where N ≤ 0")
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("friction demand |T_c|/N", ""))
+    ax.set_ylabel(axis_label("friction demand $|T_c|/N$", ""))
     ax.set_title("Friction demand")
     mark_events(ax, r.events)
-    ax.legend(fontsize="small", loc="best")
-    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, which="both", alpha=0.3)
 
 
 # --------------------------------------------------------------------------
@@ -236,14 +329,7 @@ def _phase_portrait(ax, r):
     mode = _mode(r)
     x, y, z = _thin(x, y, z)
     if mode is not None:
-        (mode,) = _thin(mode)
-        for m in (1, 0, -1):
-            sel = mode == m
-            if sel.any():
-                # Keep the neighbour of each run so that runs join up.
-                keep = sel | np.r_[sel[1:], False]
-                ax.plot(np.where(keep, x, np.nan), np.where(keep, y, np.nan), np.where(keep, z, np.nan),
-                        color=_darker(MODE_COLOURS[m]), linewidth=1.0, label=MODE_NAMES[m])
+        _plot_by_mode(ax, _thin(mode)[0], (x, y, z), MODE_NAMES, linewidth=1.0)
     else:
         ax.plot(x, y, z, linewidth=1.0)
     # The sliding strip Sigma0 = {z = 0, |x| < 1}, drawn over the y range of the orbit.
@@ -265,6 +351,17 @@ def _phase_portrait(ax, r):
     ax.set_zlabel(axis_label("z", tr.units.get("z")))
     ax.set_title("Phase portrait")
     ax.legend(fontsize="x-small", loc="upper left")
+
+
+def _plot_by_mode(ax, mode, coords, names, **kw):
+    """A curve through ``coords`` (x, y[, z]) in one colour per mode (+1, 0, -1)."""
+    for m in (1, 0, -1):
+        sel = mode == m
+        if sel.any():
+            # Keep the neighbour of each run so that runs join up.
+            keep = sel | np.r_[sel[1:], False]
+            ax.plot(*(np.where(keep, c, np.nan) for c in coords), color=_darker(MODE_COLOURS[m]),
+                    label=names[m], **kw)
 
 
 def _darker(hex_colour):
@@ -328,6 +425,98 @@ def _utilization(ax, r):
 
 
 # --------------------------------------------------------------------------
+# relay feedback runs
+
+RELAY_MODE_NAMES = {1: "+ (C x > 0)", 0: "0 (sliding, C x = 0)", -1: "− (C x < 0)"}
+
+
+def relay_panels(r) -> list:
+    tr = r.trajectory
+    states = [n for n in tr.order or tr.keys() if n[:1] == "x" and n[1:].isdigit() and n in tr]
+    panels = []
+    if "switching_value" in tr:
+        panels.append(Panel("switching value", lambda ax: _relay_signal(ax, r, "switching_value",
+                                                                         "Switching value C x")))
+    if "u" in tr:
+        panels.append(Panel("relay output", lambda ax: _relay_signal(ax, r, "u", "Relay output u")))
+    if states:
+        panels.append(Panel("states", lambda ax: (_lines(ax, r, states), ax.set_title("States"))))
+    if len(states) >= 2:
+        panels.append(Panel("phase portrait", lambda ax: _relay_phase(ax, r, states[0], states[1])))
+    return panels
+
+
+def _relay_signal(ax, r, name, title):
+    tr = r.trajectory
+    t = _time(r)
+    tt, y = _thin(t, np.asarray(tr[name], dtype=float))
+    ax.plot(tt, y, color="k", linewidth=1.0, label=symbol(name), zorder=2)
+    mode = _mode(r)
+    if mode is not None:
+        _shade(ax, *_thin(t, mode), names=RELAY_MODE_NAMES)
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label(name, tr.units.get(name, "")))
+    ax.set_title(title)
+    mark_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best", ncol=2)
+    ax.grid(True, alpha=0.3)
+
+
+def _relay_phase(ax, r, a, b):
+    tr = r.trajectory
+    x, y = _thin(np.asarray(tr[a], dtype=float), np.asarray(tr[b], dtype=float))
+    mode = _mode(r)
+    if mode is not None:
+        _plot_by_mode(ax, _thin(mode)[0], (x, y), RELAY_MODE_NAMES, linewidth=0.9)
+    else:
+        ax.plot(x, y, linewidth=0.9)
+    ax.scatter([x[0]], [y[0]], color="k", s=14, zorder=3, label="start")
+    ev = r.events
+    if ev and a in ev and b in ev and len(ev[a]):
+        ax.scatter(ev[a], ev[b], color="tab:red", s=10, marker="x", linewidth=0.8, zorder=3, label="events")
+    ax.set_xlabel(axis_label(a, tr.units.get(a, "")))
+    ax.set_ylabel(axis_label(b, tr.units.get(b, "")))
+    ax.set_title("Phase portrait")
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+# --------------------------------------------------------------------------
+# carriage-pendulum runs
+
+
+def carriage_panels(r) -> list:
+    tr = r.trajectory
+    panels = []
+    for names, title in ((["x"], "Carriage position"), (["phi"], "Rod angle"),
+                         (["x_dot"], "Carriage velocity"), (["phi_dot"], "Rod angular velocity"),
+                         (["rod_tension"], "Rod tension")):
+        if all(n in tr for n in names):
+            panels.append(Panel(title.lower(), (lambda names, title: lambda ax: (
+                _lines(ax, r, names), ax.set_title(title)))(names, title)))
+    if "total_energy" in tr:
+        panels.append(Panel("energy drift", lambda ax: _energy_drift(ax, r)))
+    if "constraint_length" in tr:
+        panels.append(Panel("constraint residual", lambda ax: _constraint(ax, r, "constraint_length")))
+    return panels
+
+
+def _constraint(ax, r, name):
+    tr = r.trajectory
+    t = _time(r)
+    c = np.abs(np.asarray(tr[name], dtype=float))
+    c[c == 0] = np.nan
+    tt, cc = _thin(t, c)
+    ax.semilogy(tt, cc, color="tab:brown", linewidth=1.0, label=f"|{symbol(name)}|")
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label(f"|{symbol(name)}|", tr.units.get(name, "")))
+    ax.set_title("Constraint residual (drift)")
+    mark_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+# --------------------------------------------------------------------------
 # linearization
 
 
@@ -347,36 +536,63 @@ def linear_panels(r) -> list:
     return panels
 
 
+def wrap_degrees(phase):
+    """Phase in degrees wrapped to (-180, 180]."""
+    return 180.0 - np.mod(180.0 - np.asarray(phase, dtype=float), 360.0)
+
+
 def _bode(ax, fr, key, what, default_unit):
     f = np.asarray(fr["frequency_hz"], dtype=float)
     y = np.asarray(fr[key], dtype=float)
     if y.ndim == 2 and y.shape[0] != f.size:
         y = y.T
+    if key == "phase_deg":
+        y = wrap_degrees(y)
+        # No line across a wrap: break the curve where it jumps by a full turn.
+        jump = np.abs(np.diff(y, axis=0)) > 180.0
+        y = y.copy()
+        y[1:][jump] = np.nan
+        ax.set_ylim(-185, 185)
+        ax.set_yticks(np.arange(-180, 181, 90))
     ax.semilogx(f, y, linewidth=1.2)
     ax.set_xlabel(axis_label("frequency", fr.units.get("frequency_hz", "Hz")))
     ax.set_ylabel(axis_label(what, fr.units.get(key, default_unit)))
-    ax.set_title(f"Bode {what}")
+    ax.set_title(f"Bode {what}" + (", wrapped to (−180°, 180°]" if key == "phase_deg" else ""))
     ax.grid(True, which="both", alpha=0.3)
+
+
+# The modal classes the run stores in /linear/stability (see docs/linear.md), with their colours.
+STABILITY_COLOURS = {"damped": "tab:blue", "undamped": "tab:green", "unstable": "tab:red",
+                     "rigid body": "tab:gray"}
+
+
+def _stability(lin, re):
+    """Each root's class: the stored /linear/stability when present, else from the sign of Re λ."""
+    if "stability" in lin and len(lin["stability"]) == re.size:
+        return np.asarray(lin["stability"], dtype=str), True
+    return np.where(re < 0, "Re λ < 0", "Re λ ≥ 0"), False
 
 
 def _eigen_map(ax, lin):
     re = np.asarray(lin["eigenvalues_real"], dtype=float)
     im = np.asarray(lin.get("eigenvalues_imag", np.zeros_like(re)), dtype=float)
     unit = lin.units.get("eigenvalues_real", "1/s")
-    stable = re < 0
+    cls, stored = _stability(lin, re)
     ax.axhline(0, color="k", linewidth=0.6)
     ax.axvline(0, color="k", linewidth=0.6)
     ax.axvspan(0, max(1.0, np.nanmax(np.abs(re)) if re.size else 1.0) * 1.2, color="tab:red", alpha=0.06)
-    for sel, colour, label in ((stable, "tab:blue", "Re < 0"), (~stable, "tab:red", "Re ≥ 0")):
-        if sel.any():
-            ax.scatter(re[sel], im[sel], marker="x", color=colour, label=f"{label} ({sel.sum()})")
+    fallback = {"Re λ < 0": "tab:blue", "Re λ ≥ 0": "tab:red"}
+    for c in dict.fromkeys(cls):
+        sel = cls == c
+        colour = STABILITY_COLOURS.get(c) or fallback.get(c, "k")
+        ax.scatter(re[sel], im[sel], marker="x", color=colour, zorder=3, label=f"{c} ({sel.sum()})")
     if re.size:
         span = max(np.nanmax(np.abs(re)), np.nanmax(np.abs(im)), 1e-12) * 1.2
         ax.set_xlim(-span, span)
         ax.set_ylim(-span, span)
     ax.set_xlabel(axis_label("Re λ", unit))
     ax.set_ylabel(axis_label("Im λ", lin.units.get("eigenvalues_imag", unit)))
-    ax.set_title("Eigenvalues")
+    ax.set_title("Eigenvalues" + (" (classes as in the modal table)" if stored else ""))
     ax.legend(fontsize="small", loc="best")
     ax.grid(True, alpha=0.3)
 
@@ -384,14 +600,21 @@ def _eigen_map(ax, lin):
 def _modal_table(ax, lin):
     re = np.asarray(lin["eigenvalues_real"], dtype=float)
     im = np.asarray(lin.get("eigenvalues_imag", np.zeros_like(re)), dtype=float)
+    cls, stored = _stability(lin, re)
     cols = [c for c in ("frequency_hz", "damping_ratio", "time_constant", "wavelength") if c in lin]
-    header = ["λ"] + [axis_label(c, lin.units.get(c, "")) for c in cols]
-    rows = []
+    header = ["λ"] + [axis_label(c, lin.units.get(c, "")) for c in cols] + (["class"] if stored else [])
+    rows, colours = [], []
     for i in range(min(len(re), 12)):
-        rows.append([f"{re[i]:.4g}{im[i]:+.4g}j"] + [f"{np.asarray(lin[c])[i]:.4g}" for c in cols])
+        rows.append([f"{re[i]:.4g}{im[i]:+.4g}j"] + [f"{np.asarray(lin[c])[i]:.4g}" for c in cols]
+                    + ([cls[i]] if stored else []))
+        colours.append(STABILITY_COLOURS.get(cls[i], "white") if stored else "white")
     ax.axis("off")
     if rows:
-        tab = ax.table(cellText=rows, colLabels=header, loc="center")
+        from matplotlib.colors import to_rgba
+        cell_colours = [[to_rgba(c, 0.18 if c != "white" else 1.0)] * len(header) for c in colours]
+        rest = (1.0 - 0.26) / (len(header) - 1)
+        tab = ax.table(cellText=rows, colLabels=header, loc="center", cellColours=cell_colours,
+                       colWidths=[0.26] + [rest] * (len(header) - 1))
         tab.auto_set_font_size(False)
         tab.set_fontsize(7)
         tab.scale(1.0, 1.2)
@@ -411,12 +634,48 @@ def _ok_mask(sw):
     return ok if ok.any() else np.ones(st.size, dtype=bool)
 
 
-def _edges(v):
+def _edges(v, log=False):
     v = np.asarray(v, dtype=float)
+    if log:
+        return np.exp(_edges(np.log(v)))
     if v.size == 1:
         return np.array([v[0] - 0.5, v[0] + 0.5])
     mid = 0.5 * (v[1:] + v[:-1])
     return np.r_[v[0] - (mid[0] - v[0]), mid, v[-1] + (v[-1] - mid[-1])]
+
+
+def _sweep_spec(r, key):
+    """The [sweep] entry of ``key`` in the stored scenario text (a dict, a list, or None)."""
+    import tomllib
+    try:
+        section = tomllib.loads(r.scenario or "").get("sweep", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    if key in section:
+        return section[key]
+    node = section
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def log_spaced(r, key) -> bool:
+    """Whether the swept key is log-spaced: ``spacing = "log"`` in the stored [sweep] spec; for a list of
+    values (or a file without the spec), three or more positive values with a constant ratio and no
+    constant difference."""
+    spec = _sweep_spec(r, key)
+    if isinstance(spec, dict) and "spacing" in spec:
+        return spec["spacing"] == "log"
+    v = np.asarray(r.sweep[key])
+    if v.dtype.kind not in "fiu":
+        return False
+    u = np.unique(v[np.isfinite(v)].astype(float))
+    if u.size < 3 or u[0] <= 0:
+        return False
+    dlog, dlin = np.diff(np.log(u)), np.diff(u)
+    return bool(np.ptp(dlog) <= 1e-6 * dlog.mean() and np.ptp(dlin) > 1e-6 * dlin.mean())
 
 
 def sweep_panels(r) -> list:
@@ -440,6 +699,64 @@ def sweep_panels(r) -> list:
     return [Panel(f"study {m}", (lambda m: lambda ax: _study(ax, r, numeric_keys, m))(m)) for m in metrics]
 
 
+POINT_SIGNAL = {"tipping_table": "theta1", "rolling_disk": "x", "relay_feedback": "switching_value",
+                "carriage_pendulum": "phi"}
+MAX_POINT_CURVES = 60
+
+
+def point_panels(r) -> list:
+    """The sweep points' trajectories (/points, rollsim sweep --trajectories), one curve per point."""
+    with_traj = [i for i, p in r.points.items() if len(p["trajectory"].get("time", ())) > 0]
+    if not with_traj:
+        return []
+    first = r.points[with_traj[0]]["trajectory"]
+    name = POINT_SIGNAL.get(r.model)
+    if name not in first:
+        name = next((n for n in (first.order or first.keys()) if n != "time" and n in first
+                     and np.asarray(first[n]).dtype.kind == "f"), None)
+    if name is None:
+        return []
+    return [Panel(f"point trajectories {name}", lambda ax: _point_curves(ax, r, with_traj, name))]
+
+
+def _point_curves(ax, r, indices, name):
+    sw = r.sweep
+    keys = [k for k in rollsim_h5.swept_keys(sw) if np.asarray(sw[k]).dtype.kind in "fiu"]
+    shown = indices[:: int(math.ceil(len(indices) / MAX_POINT_CURVES))]
+    colour_of, mappable = (lambda i: "C0"), None
+    if keys:
+        from matplotlib import colormaps
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import LogNorm, Normalize
+        k = keys[0]
+        v = np.asarray(sw[k], dtype=float)
+        fin = v[np.isfinite(v)]
+        lg = log_spaced(r, k)
+        norm = (LogNorm if lg else Normalize)(vmin=fin.min(), vmax=fin.max() if fin.max() > fin.min() else None)
+        mappable = ScalarMappable(norm=norm, cmap=colormaps["viridis"])
+        colour_of = lambda i: mappable.to_rgba(v[i])  # noqa: E731
+    tr0 = r.points[shown[0]]["trajectory"]
+    n_ev = 0
+    for i in shown:
+        tr = r.points[i]["trajectory"]
+        t, y = _thin(np.asarray(tr["time"], dtype=float), np.asarray(tr[name], dtype=float))
+        ax.plot(t, y, color=colour_of(i), linewidth=0.8, alpha=0.85)
+        ev = r.points[i]["events"]
+        if len(ev.get("time", ())):
+            te = np.asarray(ev["time"], dtype=float)
+            ax.plot(te, np.interp(te, t, y), "o", markersize=4, color=colour_of(i), markeredgecolor="k",
+                    markeredgewidth=0.3, zorder=3)
+            n_ev += te.size
+    if mappable is not None:
+        cb = ax.figure.colorbar(mappable, ax=ax)
+        cb.set_label(axis_label(keys[0], sw.units.get(keys[0], "")))
+    ax.set_xlabel(axis_label("time", tr0.units.get("time", "s")))
+    ax.set_ylabel(axis_label(name, tr0.units.get(name, "")))
+    more = f" ({len(shown)} of {len(indices)} shown)" if len(shown) < len(indices) else f" ({len(indices)})"
+    ax.set_title(f"Point trajectories{more}" + (f", {n_ev} events marked" if n_ev else ""))
+    ax.grid(True, alpha=0.3)
+
+
 def _grid(sw, kx, ky):
     x = np.asarray(sw[kx], dtype=float)
     y = np.asarray(sw[ky], dtype=float)
@@ -447,6 +764,22 @@ def _grid(sw, kx, ky):
     if ux.size * uy.size > 4 * max(x.size, 1):
         return None  # scattered samples, not a grid
     return x, y, ux, uy, np.searchsorted(ux, x), np.searchsorted(uy, y)
+
+
+def _sweep_axes(ax, r, kx, ky=None):
+    """Label the swept axes and put log-spaced keys on log axes; returns (log x, log y)."""
+    sw = r.sweep
+    logs = []
+    for k, set_label, set_scale in ((kx, ax.set_xlabel, ax.set_xscale), (ky, ax.set_ylabel, ax.set_yscale)):
+        if k is None:
+            logs.append(False)
+            continue
+        lg = log_spaced(r, k)
+        set_label(axis_label(k, sw.units.get(k, "")) + (", log axis" if lg else ""))
+        if lg:
+            set_scale("log")
+        logs.append(lg)
+    return tuple(logs)
 
 
 def _basin(ax, r, kx, ky):
@@ -459,18 +792,18 @@ def _basin(ax, r, kx, ky):
     cmap = ListedColormap([c for _, c in CLASS_CODES])
     norm = BoundaryNorm(np.arange(-0.5, len(CLASS_CODES) + 0.5), cmap.N)
     g = _grid(sw, kx, ky)
+    lx, ly = _sweep_axes(ax, r, kx, ky)
     if g is not None:
         x, y, ux, uy, ix, iy = g
         grid = np.full((uy.size, ux.size), np.nan)
         grid[iy, ix] = codes
-        ax.pcolormesh(_edges(ux), _edges(uy), np.ma.masked_invalid(grid), cmap=cmap, norm=norm, shading="flat")
+        ax.pcolormesh(_edges(ux, lx), _edges(uy, ly), np.ma.masked_invalid(grid), cmap=cmap, norm=norm,
+                      shading="flat")
     else:
         ax.scatter(sw[kx], sw[ky], c=codes, cmap=cmap, norm=norm, s=10)
     present = sorted(set(codes.tolist()))
     ax.legend(handles=[Patch(color=CLASS_CODES[i][1], label=f"{CLASS_CODES[i][0]} ({(codes == i).sum()})")
                        for i in present], fontsize="small", loc="best", framealpha=0.8)
-    ax.set_xlabel(axis_label(kx, sw.units.get(kx, "")))
-    ax.set_ylabel(axis_label(ky, sw.units.get(ky, "")))
     ax.set_title("Basin map (classification)")
 
 
@@ -479,17 +812,17 @@ def _field_map(ax, r, kx, ky, col):
     v = np.asarray(sw[col], dtype=float).copy()
     v[~_ok_mask(sw)] = np.nan
     g = _grid(sw, kx, ky)
+    lx, ly = _sweep_axes(ax, r, kx, ky)
     if g is not None:
         x, y, ux, uy, ix, iy = g
         grid = np.full((uy.size, ux.size), np.nan)
         grid[iy, ix] = v
-        m = ax.pcolormesh(_edges(ux), _edges(uy), np.ma.masked_invalid(grid), shading="flat", cmap="viridis")
+        m = ax.pcolormesh(_edges(ux, lx), _edges(uy, ly), np.ma.masked_invalid(grid), shading="flat",
+                          cmap="viridis")
     else:
         m = ax.scatter(sw[kx], sw[ky], c=v, s=10, cmap="viridis")
     cb = ax.figure.colorbar(m, ax=ax)
     cb.set_label(axis_label(col, sw.units.get(col, "")))
-    ax.set_xlabel(axis_label(kx, sw.units.get(kx, "")))
-    ax.set_ylabel(axis_label(ky, sw.units.get(ky, "")))
     ax.set_title(col.replace("_", " "))
 
 
@@ -500,9 +833,10 @@ def _study(ax, r, keys, metric):
     if keys:
         kx = keys[0]
         x = np.asarray(sw[kx], dtype=float)
-        xlabel = axis_label(kx, sw.units.get(kx, ""))
+        _sweep_axes(ax, r, kx)
     else:
-        kx, x, xlabel = None, np.arange(y.size, dtype=float), "run [-]"
+        kx, x = None, np.arange(y.size, dtype=float)
+        ax.set_xlabel("run [-]")
     groups = [(None, np.ones(y.size, dtype=bool))]
     if len(keys) >= 2:
         k2 = keys[1]
@@ -510,7 +844,7 @@ def _study(ax, r, keys, metric):
         u2 = np.unique(v2)
         unit2 = sw.units.get(k2, "")
         unit2 = "" if unit2.strip().lower() in DIMENSIONLESS else f" {unit2}"
-        groups = [(f"{k2} = {u:g}{unit2}" if np.asarray(u).dtype.kind in "fiu" else f"{k2} = {u}", v2 == u)
+        groups = [(f"{symbol(k2)} = {u:g}{unit2}" if np.asarray(u).dtype.kind in "fiu" else f"{k2} = {u}", v2 == u)
                   for u in u2]
     colours = _colour_cycle(len(groups))
     for (label, sel), colour in zip(groups, colours):
@@ -527,9 +861,8 @@ def _study(ax, r, keys, metric):
         for name, colour in CLASS_CODES[:2]:
             sel = (cls == name) & ok
             ax.scatter(x[sel], y[sel], s=16, color=colour, zorder=3, label=f"class {name}")
-    ax.set_xlabel(xlabel)
     ax.set_ylabel(axis_label(metric, sw.units.get(metric, "")))
-    ax.set_title(f"{metric} vs {kx}" if kx else metric)
+    ax.set_title(f"{symbol(metric)} against {symbol(kx)}" if kx else symbol(metric))
     if len(groups) > 1 or nfail or "classification" in sw:
         ax.legend(fontsize="x-small", loc="best", ncol=2 if len(groups) > 6 else 1)
     ax.grid(True, alpha=0.3)
@@ -624,12 +957,16 @@ def views(r) -> list:
             out.append(("table", table_panels(r)))
         elif is_disk(r):
             out.append(("disk", disk_panels(r)))
+        elif r.model == "relay_feedback":
+            out.append(("relay", relay_panels(r)))
+        elif r.model == "carriage_pendulum":
+            out.append(("carriage", carriage_panels(r)))
         else:
             out.append(("signals", signal_panels(r)))
     if r.linear:
         out.append(("linear", linear_panels(r)))
     if r.sweep and r.sweep.nrows > 0:
-        out.append(("sweep", sweep_panels(r)))
+        out.append(("sweep", sweep_panels(r) + point_panels(r)))
     if r.growth and r.growth.nrows > 0:
         out.append(("growth", growth_panels(r)))
     return [(name, panels) for name, panels in out if panels]

@@ -505,9 +505,7 @@ def energy_section(runs: list, name: str) -> Section:
     a0.legend(fontsize="small")
     for i, (rtv, r) in enumerate(figs_r):
         tr = r.trajectory
-        e = np.asarray(tr["total_energy"], float)
-        w = np.asarray(tr["input_work"], float) if "input_work" in tr else 0.0
-        bal = e - w
+        bal, _ = rollsim_plot.energy_balance(r)
         a1.semilogy(tr["time"], np.abs(bal - bal[0]) / abs(bal[0]) + 1e-18, color=f"C{i}", linewidth=1,
                     label=f"rtol {rtv:g}")
     if figs_r:

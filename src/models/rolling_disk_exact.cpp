@@ -1,7 +1,7 @@
 /// \file Exact propagator for the Coulomb rolling/sliding disk; see the header for the model.
 ///
 /// Energy (derivation). Physically E = 1/2 m v^2 + 1/2 J Omega^2 + 1/2 k u^2 with Omega = (v - w)/r,
-/// so J Omega^2 = j m (v - w)^2. Scaling (PHYSICS.md §2): u = U x, v = U Omega0 y, w = W z with
+/// so J Omega^2 = j m (v - w)^2. Scaling (docs/equations.md §2): u = U x, v = U Omega0 y, w = W z with
 /// W = mu g/(j Omega0) = U Omega0 (because U Omega0^2 = mu g / j), and k = m (1+j) Omega0^2. Hence
 ///     E_phys / (m U^2 Omega0^2) = 1/2 [(1+j) x^2 + y^2 + j (y - z)^2] =: E(x, y, z).
 /// Rate along F+- (s = sign z): y' - z' = s, so

@@ -6,6 +6,7 @@ matrices, non-ASCII text, fixed-length and variable-length strings.
 """
 
 import os
+import subprocess
 import sys
 
 import h5py
@@ -18,6 +19,15 @@ if TOOLS not in sys.path:
     sys.path.insert(0, TOOLS)
 
 STR = h5py.string_dtype("utf-8")
+BINARY = os.environ.get("ROLLSIM_BINARY", os.path.join(REPO, "build", "rollsim"))
+
+
+def rollsim(*args, check=True):
+    """Run the built program (ROLLSIM_BINARY, set by ctest; else build/rollsim) and return the process."""
+    p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=600)
+    if check and p.returncode != 0:
+        raise AssertionError(f"rollsim {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    return p
 
 TABLE_TOML = """title = "Tipping table, µ = 0.3"
 model = "tipping_table"
@@ -90,11 +100,19 @@ TABLE_UNITS = dict(time="s", theta1="rad", theta2="rad", omega1="rad/s", omega2=
                    kinetic_energy="J", potential_energy="J", total_energy="J")
 
 
-def write_table(path, completed=1, status="ok"):
+def write_table(path, completed=1, status="ok", torque=None):
+    """A table run; with ``torque`` the total energy also gains the torque's work tau (theta1 - theta1(0)),
+    so that T + V - tau (theta1 - theta1(0)) drifts by exactly 1e-9 t (the plain file's drift)."""
     d = table_data()
+    resolved = "model = tipping_table\ntable.mu = 0.3\ntable.half_width = 0.5\nt_end = 2\n"
+    if torque is not None:
+        work = torque * (d["theta1"] - d["theta1"][0])
+        d["total_energy"] = d["total_energy"] + work
+        d["potential_energy"] = d["total_energy"] - d["kinetic_energy"]
+        resolved += f"parameters.table_torque = {torque!r}\n"
     with h5py.File(path, "w") as f:
         _root(f, "tipping_table", "Tipping table, µ = 0.3", completed, status)
-        _scenario(f, TABLE_TOML, "model = tipping_table\ntable.mu = 0.3\ntable.half_width = 0.5\nt_end = 2\n")
+        _scenario(f, TABLE_TOML, resolved)
         g = f.create_group("trajectory")
         for k, v in d.items():
             _signal(g, k, v, TABLE_UNITS[k], f"the {k} signal")
@@ -202,6 +220,8 @@ def write_linear(path):
                      A="", B="", C="", D="")
         for k in units:
             g.create_dataset(k, data=d[k]).attrs["unit"] = units[k]
+        # The classes as the run stores them: the synthetic roots are all damped.
+        g.create_dataset("stability", data=np.array(["damped"] * 3, dtype=object), dtype=STR)
         fr = g.create_group("frequency_response")
         fr.create_dataset("frequency_hz", data=d["fr_f"]).attrs["unit"] = "Hz"
         fr.create_dataset("magnitude_db", data=d["fr_mag"]).attrs["unit"] = "dB"
@@ -248,6 +268,50 @@ def write_sweep(path, basin=True):
             g.create_dataset("energy_drift", data=1e-10 * d["X"]).attrs["unit"] = "J"
             for k in ("theta1", "theta2", "omega1", "omega2"):
                 g.create_dataset(k, data=np.zeros(n)).attrs["unit"] = "rad" if k.startswith("theta") else "rad/s"
+    return path
+
+
+POINTS_TOML = """model = "tipping_table"
+[sweep]
+"initial.theta1" = { from = 0.001, to = 0.1, n = 3, spacing = "log" }
+parameters = { table_torque = [0.0, 0.5] }
+"""
+
+
+def write_sweep_points(path):
+    """A 3 x 2 grid sweep (log-spaced initial.theta1, linear table_torque) with /points trajectories; each
+    point's theta1(t) = theta1(0) (1 + t), and points 1 and 4 carry events at t = 0.5 and 0.25, 0.75."""
+    th = np.array([0.001, 0.01, 0.1])
+    tq = np.array([0.0, 0.5])
+    TH, TQ = np.meshgrid(th, tq, indexing="ij")  # the last key varies fastest
+    TH, TQ = TH.ravel(), TQ.ravel()
+    n = TH.size
+    events = {1: [0.5], 4: [0.25, 0.75]}
+    with h5py.File(path, "w", track_order=True) as f:
+        _root(f, "tipping_table", "Points sweep")
+        _scenario(f, POINTS_TOML, "model = tipping_table\nparameters.table_torque = 0\n")
+        g = f.create_group("sweep", track_order=True)
+        g.attrs["swept_keys"] = "initial.theta1,parameters.table_torque"
+        g.create_dataset("initial.theta1", data=TH).attrs["unit"] = "rad"
+        g.create_dataset("parameters.table_torque", data=TQ).attrs["unit"] = "N m"
+        g.create_dataset("status", data=np.array(["ok"] * n, dtype=object), dtype=STR)
+        g.create_dataset("t_final", data=np.ones(n)).attrs["unit"] = "s"
+        g.create_dataset("n_events", data=np.array([len(events.get(i, [])) for i in range(n)], dtype=np.int64))
+        pts = f.create_group("points")
+        t = np.linspace(0.0, 1.0, 11)
+        for i in range(n):
+            p = pts.create_group(f"{i:06d}")
+            p.attrs["index"] = np.int64(i)
+            p.attrs["status"] = "ok"
+            p.attrs["overrides"] = f"initial.theta1={TH[i]!r} parameters.table_torque={TQ[i]!r}"
+            tr = p.create_group("trajectory")
+            _signal(tr, "time", t, "s", "time")
+            _signal(tr, "theta1", TH[i] * (1 + t), "rad", "table angle")
+            if i in events:
+                e = p.create_group("events")
+                e.create_dataset("time", data=np.array(events[i]))
+                e.create_dataset("kind", data=np.array(["lift_off"] * len(events[i]), dtype=object), dtype=STR)
+                e.create_dataset("theta1", data=TH[i] * (1 + np.array(events[i])))
     return path
 
 

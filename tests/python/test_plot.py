@@ -91,9 +91,9 @@ class PlotTest(unittest.TestCase):
         r = rollsim_h5.load(self.files["table"])
         fig = rollsim_plot.figures(r)[0]
         labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
-        self.assertIn(("time [s]", "theta1, theta2 [rad]"), labels)
-        self.assertIn(("time [s]", "omega1, omega2 [rad/s]"), labels)
-        self.assertIn(("time [s]", "normal_force, tangential_force [N]"), labels)
+        self.assertIn(("time [s]", "θ₁, θ₂ [rad]"), labels)
+        self.assertIn(("time [s]", "ω₁, ω₂ [rad/s]"), labels)
+        self.assertIn(("time [s]", "N, $T_c$ [N]"), labels)
         r = rollsim_h5.load(self.files["linear"])
         fig = rollsim_plot.figures(r)[0]
         labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]

@@ -1,5 +1,5 @@
 #pragma once
-/// \file The ideal rolling constraint element (PHYSICS.md §4): a massless, lossless link between a
+/// \file The ideal rolling constraint element (docs/equations.md §4): a massless, lossless link between a
 /// rotational port (angle phi, torque tau) and a translational port (position s, force f), each
 /// relative to its support:
 ///

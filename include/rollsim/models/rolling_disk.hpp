@@ -1,6 +1,6 @@
 #pragma once
 /// \file The disk that rolls or slides on level ground under Coulomb friction, tied to a wall by a spring
-/// (Antali & Stepan), as a Filippov system in the dimensionless form of PHYSICS.md §2:
+/// (Antali & Stepan), as a Filippov system in the dimensionless form of docs/equations.md §2:
 ///
 ///   F± (z ≷ 0):  x' = y,  y' = -(1+j) x ∓ j,  z' = -(1+j)(x ± 1);   H = z;   rolling: F0 = (y, -x, 0), |x| < 1.
 ///

@@ -1,5 +1,5 @@
 #pragma once
-/// \file Exact (closed-form) propagator for the Coulomb rolling/sliding disk, PHYSICS.md §2-3
+/// \file Exact (closed-form) propagator for the Coulomb rolling/sliding disk, docs/equations.md §2-3
 /// (Antali & Stepan). Every mode of the dimensionless Filippov system is a linear ODE with an
 /// explicit solution; events are located by analytic root isolation and polished to machine
 /// precision, never by sampling a trajectory.

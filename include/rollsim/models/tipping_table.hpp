@@ -1,5 +1,5 @@
 #pragma once
-/// \file The wheel on the tipping table (IFToMM benchmark), general form of PHYSICS.md §1.
+/// \file The wheel on the tipping table (IFToMM benchmark), general form of docs/equations.md §1.
 /// A parameter struct plus free functions; every function is a template on the scalar type so that
 /// the same code serves double, automatic differentiation and complex-step differentiation.
 ///

@@ -4,7 +4,7 @@
 /// Coordinates q = [theta1 rad, theta2 rad, px m, py m]: table angle, absolute wheel angle, and the
 /// wheel centre in the fixed frame (x right, y up, origin at the pivot). Velocities v = q'
 /// [omega1, omega2, vx, vy], multipliers lambda = [N, T_c] [N]: the contact force on the wheel along
-/// the table normal e2 and along the table e1 (towards increasing s), as in PHYSICS.md §1.
+/// the table normal e2 and along the table e1 (towards increasing s), as in docs/equations.md §1.
 /// State x = [q, v, lambda], dim 10. Two holonomic constraints:
 ///   contact:   C_n = -px sin theta1 + py cos theta1 - r = 0    (the centre stays r from the table plane)
 ///   no slip:   the ideal rolling element (ideal_rolling.hpp) between the wheel and the table, with
