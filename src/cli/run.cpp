@@ -36,11 +36,16 @@ int run_command(const RunArgs& a) {
   try {
     res = simulate(*system, opt, {&writer, &bar});
     if (!file.has_data()) {
-      // Stopped before the first sample (an interrupt at the start): nothing to keep, the old file stays.
+      // Stopped before the first sample: nothing to keep, and an existing file of the same name stays.
       file.discard();
+      const char* no_file = "; no result file written";
       if (res.status == "interrupted") {
-        std::fprintf(stderr, "rollsim: interrupted before the first sample; no result file written\n");
+        std::fprintf(stderr, "rollsim: interrupted before the first sample%s\n", no_file);
         return kExitInterrupted;
+      }
+      if (res.status == "solver_failure") {
+        std::fprintf(stderr, "rollsim: solver failure: %s%s\n", res.message.c_str(), no_file);
+        return kExitSolver;
       }
       throw std::logic_error("the run ended with status " + res.status + " before its first sample");
     }
