@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "rollsim/scenario/toml_text.hpp"
 #include "rollsim/sweep/sweep.hpp"
 #include "support.hpp"
 
@@ -65,7 +66,7 @@ TEST_CASE("sweep: linear and log spacing hit their end points exactly") {
 
 TEST_CASE("sweep: float_text reads back as the same double and as a TOML float") {
   for (double v : {0.1, 1.0, 1e-300, 2.0 / 3.0, -123456789.125, 1e22, 5e-324}) {
-    const std::string s = sweep::float_text(v);
+    const std::string s = toml_text::float_text(v);
     CHECK(std::strtod(s.c_str(), nullptr) == v);
     CHECK(s.find_first_of(".e") != std::string::npos);
   }

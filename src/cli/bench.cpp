@@ -1,9 +1,12 @@
-// rollsim bench: median wall time per trajectory, with no output file. Figures, not a pass/fail test.
+// rollsim bench: the median wall time of one run of a scenario (with its samples computed and discarded, no
+// output file), over as many runs as fit in about two seconds, or -n RUNS. Figures, not a pass/fail test.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "common.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/io/progress.hpp"
 #include "rollsim/models/registry.hpp"
 #include "rollsim/solve/simulate.hpp"
 
@@ -14,8 +17,11 @@ namespace {
 struct BenchArgs {
   std::string scenario;
   std::vector<std::string> sets;
-  int repeat = 200;
+  int repeat = 0;  ///< 0: as many runs as take about kBudget in all
 };
+
+constexpr double kBudget = 2.0;    // seconds of runs when -n is not given
+constexpr int kMaxAutoRuns = 1000000;
 
 int bench_command(const BenchArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
@@ -23,21 +29,37 @@ int bench_command(const BenchArgs& a) {
   const SimulationOptions opt = simulation_options(sc);
   std::vector<double> times;
   RunResult last;
-  for (int i = 0; i < a.repeat; ++i) {
+  const bool bar = ProgressBar::enabled();
+  const auto start = std::chrono::steady_clock::now();
+  // With -n, that many runs; else runs until they have taken kBudget in all (the count follows from the cost of
+  // a run), at least one and at most kMaxAutoRuns.
+  const int runs = a.repeat > 0 ? a.repeat : kMaxAutoRuns;
+  for (int i = 0; i < runs; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     last = simulate(*system, opt, {});
     const auto t1 = std::chrono::steady_clock::now();
     times.push_back(std::chrono::duration<double>(t1 - t0).count());
     if (!last.completed()) {
+      if (bar) ProgressBar::clear();
       std::fprintf(stderr, "rollsim: bench run failed: %s\n", last.message.c_str());
-      return 3;
+      return kExitSolver;
     }
+    const double spent = std::chrono::duration<double>(t1 - start).count();
+    if (bar)
+      ProgressBar::draw(a.repeat > 0 ? static_cast<double>(i + 1) / runs : std::min(1.0, spent / kBudget), "runs",
+                        start);
+    if (interrupt_flag().load() || (a.repeat == 0 && spent >= kBudget)) break;
+  }
+  if (bar) ProgressBar::clear();
+  if (interrupt_flag().load()) {
+    std::fprintf(stderr, "rollsim: bench interrupted after %zu runs\n", times.size());
+    return kExitInterrupted;
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   std::printf("scenario          %s\n", a.scenario.c_str());
-  std::printf("runs              %d (no output file; samples every %g s computed and discarded)\n", a.repeat,
-              opt.output_dt);
+  std::printf("runs              %zu (%s; no output file; samples every %g computed and discarded)\n", times.size(),
+              a.repeat > 0 ? "-n" : "about 2 s in all", opt.output_dt);
   std::printf("termination       %s at t = %.10g %s\n", last.termination.c_str(), last.t_final,
               last.time_unit == "s" ? "s" : "(dimensionless)");
   std::printf("events/run        %zu\n", last.n_events);
@@ -53,10 +75,12 @@ int bench_command(const BenchArgs& a) {
 
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  auto* cmd = app.add_subcommand("bench", "Time repeated runs of a scenario without output (median per trajectory)");
+  auto* cmd = app.add_subcommand("bench", "Median wall time of one run of a scenario, without output; as many runs "
+                                          "as take about 2 s unless -n is given");
   cmd->add_option("scenario", args->scenario, "scenario file (.toml)")->required();
   cmd->add_option("--set", args->sets, "override a scenario key (repeatable)");
-  cmd->add_option("-n,--repeat", args->repeat, "number of runs")->check(CLI::Range(1, 1000000));
+  cmd->add_option("-n,--repeat", args->repeat, "number of runs (default: as many as take about 2 s)")
+      ->check(CLI::Range(1, 1000000));
   cmd->callback([args]() { throw CLI::RuntimeError(bench_command(*args)); });
 }
 

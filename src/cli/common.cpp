@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/registry.hpp"
 
 namespace rollsim::cli {
@@ -14,6 +15,22 @@ namespace rollsim::cli {
 std::string& command_line() {
   static std::string s;
   return s;
+}
+
+double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt) {
+  const double samples = std::floor((opt.t_end - opt.t0) / opt.output_dt) + 1;
+  return samples * static_cast<double>(system.states().size() + system.outputs().size()) * 8.0;
+}
+
+void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const double bytes = projected_result_bytes(system, opt);
+  if (bytes <= kGiB || (sc.has("output.warn_size") && !sc.boolean("output.warn_size"))) return;
+  std::fprintf(stderr,
+               "rollsim: warning: the result will hold about %.1f GiB (%.4g samples of %zu states and outputs); "
+               "raise simulation.output_dt to write less, or set output.warn_size = false to silence this\n",
+               bytes / kGiB, std::floor((opt.t_end - opt.t0) / opt.output_dt) + 1,
+               system.states().size() + system.outputs().size());
 }
 
 std::string output_path(const Scenario& sc, const std::string& dash_o, const std::string& suffix) {
@@ -47,7 +64,7 @@ Provenance provenance(const Scenario& sc) {
   p.scenario_resolved = sc.resolved_text();
   p.scenario_path = sc.path;
   p.model = sc.model;
-  p.title = sc.has("title") ? sc.string("title") : "";
+  p.title = sc.has("title") ? sc.string("title") : "";  // derived from the file name when not given
   return p;
 }
 
@@ -60,7 +77,7 @@ void print_summary(const RunResult& res, const std::string& out_path) {
   for (const auto& it : res.summary) {
     const std::string label = it.label.empty() ? it.key : it.label;
     if (!it.text.empty())
-      std::printf("%-40s %s\n", label.c_str(), it.text.c_str());
+      std::printf("%-40s %s\n", label.c_str(), shorten(it.text, 30, it.key == "symbols" ? "symbols" : "characters").c_str());
     else if (it.is_integer)
       std::printf("%-40s %lld\n", label.c_str(), static_cast<long long>(std::llround(it.number)));
     else if (std::isnan(it.number))

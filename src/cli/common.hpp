@@ -6,12 +6,15 @@
 #include <CLI/CLI.hpp>
 
 #include "rollsim/io/result_file.hpp"
+#include "rollsim/io/terminal_text.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/observer.hpp"
+#include "rollsim/solve/simulate.hpp"
 
 namespace rollsim::cli {
 
-/// The whole command line, for provenance.
+/// The whole command line, for provenance: every argument quoted as a POSIX shell word (shell_quote), so that
+/// it can be pasted into a shell and re-run.
 std::string& command_line();
 
 /// The result file to write: -o if given, else output.file, else the scenario's stem + suffix + ".h5".
@@ -19,6 +22,11 @@ std::string& command_line();
 std::string output_path(const Scenario& sc, const std::string& dash_o, const std::string& suffix = "");
 
 Provenance provenance(const Scenario& sc);
+
+/// The projected size of a run's /trajectory (samples x (states + outputs) x 8 bytes), and a warning on stderr
+/// when it exceeds 1 GiB, unless output.warn_size = false.
+double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt);
+void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt);
 
 /// Print a run's summary and solver work to stdout.
 void print_summary(const RunResult& res, const std::string& out_path);

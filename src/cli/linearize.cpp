@@ -42,7 +42,7 @@ std::string complex_text(std::complex<double> z) {
   return b;
 }
 
-void print_result(const LinearResult& r) {
+void print_result(const LinearResult& r, const std::string& out) {
   std::printf("Operating point: ");
   for (std::size_t i = 0; i < r.state_names.size(); ++i)
     std::printf("%s%s = %g", i ? ", " : "", r.state_names[i].c_str(), r.x0(static_cast<Eigen::Index>(i)));
@@ -97,8 +97,10 @@ void print_result(const LinearResult& r) {
     for (Eigen::Index i = 0; i < r.gain.gain.size(); ++i) std::printf(" %.10e", r.gain.gain.data()[i]);
   std::printf("\n");
   if (!r.response.frequency_hz.empty())
-    std::printf("  frequency response: %zu points from %g Hz to %g Hz (in the HDF5 file)\n",
-                r.response.frequency_hz.size(), r.response.frequency_hz.front(), r.response.frequency_hz.back());
+    std::printf("  frequency response: %zu points from %g Hz to %g Hz (%s)\n", r.response.frequency_hz.size(),
+                r.response.frequency_hz.front(), r.response.frequency_hz.back(),
+                out.empty() ? "written with -o FILE.h5, under /linear/frequency_response"
+                            : ("in " + out + ", /linear/frequency_response").c_str());
 }
 
 int linearize_command(const LinArgs& a) {
@@ -113,7 +115,7 @@ int linearize_command(const LinArgs& a) {
   if (r.equilibrium_residual > opt.equilibrium_tolerance)
     std::fprintf(stderr, "rollsim: warning: linearising at a non-equilibrium point (max |x'| = %.3e in %s)\n",
                  r.equilibrium_residual, r.residual_state.c_str());
-  print_result(r);
+  print_result(r, out);
   if (!a.iftomm.empty()) {
     std::ofstream f(a.iftomm);
     std::vector<std::complex<double>> ev(r.eig.values.data(), r.eig.values.data() + r.eig.values.size());

@@ -17,7 +17,7 @@ void on_signal(int) { rollsim::interrupt_flag().store(true); }
 
 int main(int argc, char** argv) {
   using namespace rollsim;
-  for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + shell_quote(argv[i]);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   // Past a file-size limit (ulimit -f) a write fails with EFBIG instead of killing the process, so that
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     return kExitIo;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rollsim: internal error: %s\n", e.what());
-    return kExitFailure;
+    return kExitInternal;
   }
   return 0;
 }

@@ -18,10 +18,16 @@ struct RunArgs {
 };
 
 int run_command(const RunArgs& a) {
+  // Every input check (the scenario, the system with its initial state and mode, the options, the output
+  // path) comes before the result file is created.
   const Scenario sc = load_scenario(a.scenario, a.sets);
   auto system = build_system(sc);
   const SimulationOptions opt = simulation_options(sc);
   const std::string out = output_path(sc, a.out);
+  if (sc.raw_tables.count("sweep"))
+    std::fprintf(stderr, "rollsim: note: the [sweep] section is ignored by `run`; run the sweep with `rollsim sweep %s`\n",
+                 a.scenario.c_str());
+  warn_result_size(sc, *system, opt);
 
   ResultFile file(out, provenance(sc));
   TrajectoryWriter writer(file);
@@ -29,18 +35,35 @@ int run_command(const RunArgs& a) {
   RunResult res;
   try {
     res = simulate(*system, opt, {&writer, &bar});
+    if (!file.has_data()) {
+      // Stopped before the first sample: nothing to keep, and an existing file of the same name stays.
+      file.discard();
+      const char* no_file = "; no result file written";
+      if (res.status == "interrupted") {
+        std::fprintf(stderr, "rollsim: interrupted before the first sample%s\n", no_file);
+        return kExitInterrupted;
+      }
+      if (res.status == "solver_failure") {
+        std::fprintf(stderr, "rollsim: solver failure: %s%s\n", res.message.c_str(), no_file);
+        return kExitSolver;
+      }
+      throw std::logic_error("the run ended with status " + res.status + " before its first sample");
+    }
     file.close(res.completed(), res.status);
   } catch (const IoError& e) {
     // A write failed during the run (disk full, file-size limit, ...): keep what can be kept, marked incomplete.
     if (ProgressBar::enabled() && !a.quiet) ProgressBar::clear();
     writer.release();  // no dataset may stay open once the file is closed
-    std::string kept;
+    std::string kept = "; no result file written (an earlier " + out + ", if any, is unchanged)";
     try {
-      file.close(false, "io_error");
-      kept = "; partial results kept in " + out + " (completed = 0)";
+      if (file.has_data()) {
+        file.close(false, "io_error");
+        kept = "; partial results kept in " + out + " (completed = 0)";
+      } else {
+        file.discard();
+      }
     } catch (const IoError&) {
       file.discard();
-      kept = "; no result file written (an earlier " + out + ", if any, is unchanged)";
     }
     throw IoError("writing " + out + ": " + e.what() + kept);
   }

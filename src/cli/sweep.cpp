@@ -23,7 +23,7 @@ namespace {
 struct SweepArgs {
   std::string scenario, out;
   std::vector<std::string> sets;
-  int threads = 0;
+  int threads = -1;  ///< -1: not given (all cores)
   bool trajectories = false;
   bool quiet = false;
 };
@@ -46,7 +46,7 @@ class World {
   ~World() {
 #ifdef ROLLSIM_WITH_MPI
     if (!active_) return;
-    if (std::uncaught_exceptions() > 0 && size_ > 1) MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+    if (std::uncaught_exceptions() > 0 && size_ > 1) MPI_Abort(MPI_COMM_WORLD, kExitInternal);
     MPI_Finalize();
 #endif
   }
@@ -111,6 +111,8 @@ int default_threads(const World& w) {
   return std::max(1, static_cast<int>(hw) / local);
 }
 
+constexpr int kMaxThreads = 4096;
+
 int sweep_command(const SweepArgs& a) {
   // Everything that can be wrong with the input is found before any file is created (and, under mpirun, before
   // MPI starts: every rank finds the same error; only the first one prints it).
@@ -118,8 +120,13 @@ int sweep_command(const SweepArgs& a) {
   sweep::Spec spec;
   std::string out;
   try {
+    if (a.threads != -1 && (a.threads < 1 || a.threads > kMaxThreads))
+      throw InputError(Origin{"--threads " + std::to_string(a.threads), 0, 0},
+                       "the number of worker threads is out of range; allowed range [1, " +
+                           std::to_string(kMaxThreads) + "] (leave --threads out to use every core)");
     base = load_scenario(a.scenario, a.sets);
     spec = sweep::parse_spec(base, a.sets);
+    sweep::check_valid_point(base, a.sets, spec);
     out = output_path(base, a.out);
   } catch (const InputError&) {
     if (launched_rank() > 0) return kExitInput;
@@ -135,19 +142,23 @@ int sweep_command(const SweepArgs& a) {
   for (std::size_t i = static_cast<std::size_t>(world.rank()); i < spec.n_points; i += static_cast<std::size_t>(world.size()))
     mine.push_back(i);
 
+  std::unique_ptr<ResultFile> file;
+  if (root) file = std::make_unique<ResultFile>(out, provenance(base));
   // One compact row per point; the full results are dropped as soon as they are tabulated.
   sweep::TableBuilder table(spec);
-  std::size_t n_ok = 0, n_input = 0, n_solver = 0, n_other = 0;
+  std::size_t n_ok = 0, n_input = 0, n_solver = 0, n_not_run = 0, n_other = 0;
   auto count = [&](const sweep::PointResult& r) {
     if (r.status == "ok") ++n_ok;
     else if (r.status.rfind("input_error", 0) == 0) ++n_input;
     else if (r.status == "solver_failure") ++n_solver;
+    else if (r.status == "not_run") ++n_not_run;
     else ++n_other;
+    // A point that ran is data worth keeping: from here on a failure keeps the file, marked incomplete.
+    if (file && r.status != "not_run") file->mark_data();
   };
-  std::unique_ptr<ResultFile> file;
-  if (root) file = std::make_unique<ResultFile>(out, provenance(base));
+  const auto started = ProgressBar::Clock::now();
   auto progress = [&](std::size_t done, std::size_t total) {
-    if (bar) ProgressBar::draw(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0, "points");
+    if (bar) ProgressBar::draw(total ? static_cast<double>(done) / static_cast<double>(total) : 1.0, "points", started);
   };
 
   if (world.size() == 1) {
@@ -188,12 +199,18 @@ int sweep_command(const SweepArgs& a) {
   if (bar) ProgressBar::clear();
 
   int code = kExitOk;
-  if (root) {
+  if (root && !file->has_data()) {
+    // Interrupted before any point ran: nothing to keep, and an existing file of the same name stays.
+    file->discard();
+    std::fprintf(stderr, "rollsim: sweep interrupted before any point ran; no result file written\n");
+    code = kExitInterrupted;
+  } else if (root) {
     const bool interrupted = interrupt_flag().load();
     write_sweep_table(file->root(), "sweep", spec, table.finish());
     h5::write_attr(file->root(), "n_points", static_cast<long long>(spec.n_points));
     h5::write_attr(file->root(), "n_ok", static_cast<long long>(n_ok));
-    h5::write_attr(file->root(), "n_failed", static_cast<long long>(spec.n_points - n_ok));
+    h5::write_attr(file->root(), "n_failed", static_cast<long long>(spec.n_points - n_ok - n_not_run));
+    h5::write_attr(file->root(), "n_not_run", static_cast<long long>(n_not_run));
     h5::write_attr(file->root(), "threads", static_cast<long long>(threads));
     h5::write_attr(file->root(), "ranks", static_cast<long long>(world.size()));
     file->close(!interrupted, interrupted ? "interrupted" : "ok");
@@ -204,11 +221,13 @@ int sweep_command(const SweepArgs& a) {
       std::printf("ok               %zu\n", n_ok);
       if (n_input) std::printf("input_error      %zu\n", n_input);
       if (n_solver) std::printf("solver_failure   %zu\n", n_solver);
-      if (n_other) std::printf("other            %zu (interrupted or not run)\n", n_other);
+      if (n_other) std::printf("other failures   %zu (interrupted while running, or an internal error)\n", n_other);
+      if (n_not_run) std::printf("not run          %zu (the sweep was interrupted before they started)\n", n_not_run);
       std::printf("%s %s\n", interrupted ? "kept partial results (completed = 0) in" : "wrote", out.c_str());
     }
     if (interrupted) {
-      std::fprintf(stderr, "rollsim: sweep interrupted; finished points kept in %s (completed = 0)\n", out.c_str());
+      std::fprintf(stderr, "rollsim: sweep interrupted; finished points kept in %s (completed = 0), %zu of %zu not run\n",
+                   out.c_str(), n_not_run, spec.n_points);
       code = kExitInterrupted;
     }
   }
@@ -223,8 +242,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "scenario file (.toml) with a [sweep] section")->required();
   cmd->add_option("-o,--output", args->out, "result file (default: output.file, or SCENARIO.h5)");
   cmd->add_option("--set", args->sets, "override a scenario key for every point (repeatable; not a swept key)");
-  cmd->add_option("--threads", args->threads, "worker threads per process (default: all cores)")
-      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--threads", args->threads, "worker threads per process, 1 to 4096 (default: all cores)");
   cmd->add_flag("--trajectories", args->trajectories, "also write every point's trajectory under /points/NNNNNN");
   cmd->add_flag("-q,--quiet", args->quiet, "print nothing on success");
   cmd->callback([args]() { throw CLI::RuntimeError(sweep_command(*args)); });

@@ -12,7 +12,7 @@ std::string Origin::str() const {
 }
 
 InputError::InputError(const Origin& where, const std::string& what)
-    : std::runtime_error(where.str() + ": " + what) {}
+    : std::runtime_error(where.str() + ": " + what), located_(!where.file.empty()) {}
 
 static std::string solver_message(const std::string& function, int flag, const std::string& flag_name, double t,
                                   double h, const std::string& mode, const std::string& hint) {

@@ -26,6 +26,15 @@ std::string utc_now() {
 
 ResultFile::ResultFile(const std::string& path, const Provenance& prov) : path_(path), tmp_(path + ".tmp") {
   file_ = h5::create_file(tmp_);
+  try {
+    write_provenance(prov);
+  } catch (...) {
+    discard();
+    throw;
+  }
+}
+
+void ResultFile::write_provenance(const Provenance& prov) {
   const hid_t r = file_.get();
   h5::write_attr(r, "format", "rollsim");
   h5::write_attr(r, "format_version", static_cast<long long>(kFormatVersion));
@@ -64,7 +73,13 @@ void ResultFile::discard() {
 
 ResultFile::~ResultFile() {
   if (closed_) return;
-  // Not closed explicitly: an exception is on its way. Keep what was written, marked incomplete.
+  // Not closed explicitly: an exception is on its way. Before any data there is nothing to keep, and an
+  // existing file of the same name must survive: remove the temporary file. After, keep what was written,
+  // marked incomplete.
+  if (!has_data_) {
+    discard();
+    return;
+  }
   try {
     close(false, "failed");
   } catch (...) {
@@ -86,6 +101,14 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
                                     {"mode_before", "1", "mode before the event", h5::ColumnType::Int32},
                                     {"mode_after", "1", "mode after the event", h5::ColumnType::Int32}};
   for (const auto& s : sys_->states()) ev.push_back({s.name, s.unit, s.description + " at the event"});
+  // The outputs at the event too (in physical units where the states are scaled), named as in /trajectory;
+  // a name already taken by a state gets the prefix "output_".
+  for (const auto& s : sys_->outputs()) {
+    bool taken = false;
+    for (const auto& c : ev) taken = taken || c.name == s.name;
+    ev.push_back({taken ? "output_" + s.name : s.name, s.unit, s.description + " at the event (after it)"});
+  }
+  y_event_.assign(sys_->outputs().size(), 0.0);
   extras_ = sys_->event_extras();
   for (const auto& e : extras_) ev.push_back({e, "", e + " at the event"});
   ev.push_back({"kind", "", "event kind", h5::ColumnType::String});
@@ -93,6 +116,7 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
 }
 
 void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int mode) {
+  file_.mark_data();
   std::size_t k = 0;
   row_[k++] = t;
   for (std::size_t i = 0; i < sys_->states().size(); ++i) row_[k++] = x[i];
@@ -104,6 +128,8 @@ void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int
 void TrajectoryWriter::on_event(const EventRecord& ev) {
   std::vector<double> r{ev.t, static_cast<double>(ev.mode_before), static_cast<double>(ev.mode_after)};
   r.insert(r.end(), ev.x.begin(), ev.x.end());
+  if (!y_event_.empty()) sys_->compute_outputs(ev.t, ev.x.data(), ev.mode_after, y_event_.data());
+  r.insert(r.end(), y_event_.begin(), y_event_.end());
   for (const auto& e : extras_) {
     auto it = ev.extra.find(e);
     r.push_back(it == ev.extra.end() ? NAN : it->second);

@@ -40,7 +40,8 @@ void write_point_trajectory(hid_t root, std::size_t index, const std::vector<std
   if (!r.has_trajectory) return;
   h5::Handle t = h5::create_group(p.get(), "trajectory");
   for (std::size_t c = 0; c < r.trajectory.names.size(); ++c)
-    h5::write_vector(t.get(), r.trajectory.names[c], r.trajectory.columns[c], r.trajectory.units[c]);
+    h5::write_vector(t.get(), r.trajectory.names[c], r.trajectory.columns[c], r.trajectory.units[c],
+                     c < r.trajectory.descriptions.size() ? r.trajectory.descriptions[c] : "");
 }
 
 }  // namespace rollsim

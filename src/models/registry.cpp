@@ -1,6 +1,7 @@
 #include "rollsim/models/registry.hpp"
 
 #include <cmath>
+#include <filesystem>
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
@@ -22,6 +23,17 @@ const std::vector<ModelEntry>& models() {
   return list;
 }
 
+namespace {
+
+/// Where the initial state was given: the first [initial] key the scenario sets, else the file.
+Origin initial_origin(const Scenario& sc) {
+  for (const auto& [k, e] : sc.values)
+    if (k.rfind("initial.", 0) == 0 && !e.defaulted) return sc.origin(k);
+  return Origin{sc.path, 0, 0};
+}
+
+}  // namespace
+
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
   const ModelEntry* model = find_model(sc.model);
   if (!model) throw InputError(sc.origin("model"), "unknown model \"" + sc.model + "\"");
@@ -30,13 +42,36 @@ std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
   system->initial_state(x0.data());
   for (std::size_t i = 0; i < x0.size(); ++i)
     if (!std::isfinite(x0[i])) {
-      std::string key;
-      for (const auto& [k, e] : sc.values)
-        if (k.rfind("initial.", 0) == 0 && !e.defaulted && key.empty()) key = k;
-      throw InputError(key.empty() ? Origin{sc.path, 0, 0} : sc.origin(key),
-                       "the initial state is not finite (" + system->states()[i].name + " = " +
-                           std::to_string(x0[i]) + "): the parameters or the initial values overflow double precision");
+      throw InputError(initial_origin(sc), "the initial state is not finite (" + system->states()[i].name + " = " +
+                                               std::to_string(x0[i]) +
+                                               "): the parameters or the initial values overflow double precision");
     }
+  // States named in solver.atol = { name = value } must be states of the system.
+  for (const auto& [name, at] : sc.by_name("solver.atol")) {
+    bool known = false;
+    std::vector<std::string> names;
+    for (const auto& s : system->states()) {
+      known = known || s.name == name;
+      names.push_back(s.name);
+    }
+    if (!known) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      std::string msg = "solver.atol names '" + name + "', which is not a state of model \"" + sc.model +
+                        "\"; allowed names: " + list;
+      const std::string near = closest_match(name, names);
+      if (!near.empty()) msg += "; did you mean '" + near + "'?";
+      throw InputError(at.second, msg);
+    }
+  }
+  // The initial mode is part of the input: a start the model refuses (e.g. on a switching surface where the
+  // motion is not unique) is found here, before any command opens a file.
+  try {
+    system->initial_mode(x0.data());
+  } catch (const InputError& e) {
+    if (e.located()) throw;
+    throw InputError(initial_origin(sc), e.what());
+  }
   return system;
 }
 
@@ -51,12 +86,24 @@ std::vector<KeySpec> common_keys() {
       real_key("simulation.t_end", "s", "end time").with_default(10.0).positive(),
       real_key("simulation.output_dt", "s", "sample spacing").with_default(1e-3).positive(),
       real_key("solver.rtol", "1", "relative tolerance").with_default(1e-10).range(0, 1, true, true),
-      real_key("solver.atol", "state units", "absolute tolerance").with_default(1e-12).positive(),
+      real_key("solver.atol", "state units",
+               "absolute tolerance: one number for every state, or a table by state name, e.g. "
+               "{ theta1 = 1e-12, omega1 = 1e-10 } (states not named take 1e-12)")
+          .with_default(1e-12)
+          .positive()
+          .or_table_by_name(),
+      real_key("solver.max_step", "s", "largest internal step (in the system's time unit); 0: no limit")
+          .with_default(0.0)
+          .non_negative(),
       string_key("solver.method", "adams", {"adams", "bdf", "erk"},
                  "CVODE Adams or BDF, or ARKODE explicit Runge-Kutta of order 8 (erk)"),
       integer_key("solver.max_steps", 1000000, "internal steps allowed for the whole run").range(1, 1e12),
       string_key("output.file", "", {},
                  "HDF5 result file; default: the scenario's name with .h5, in the working directory"),
+      boolean_key("output.warn_size", true,
+                  "warn on stderr before a run whose result would exceed 1 GiB; false: do not warn"),
+      string_key("title", "", {}, "a title for plots and reports; default: the scenario file's name")
+          .derived([](const Scenario& sc) -> Value { return std::filesystem::path(sc.path).stem().string(); }),
   };
 }
 

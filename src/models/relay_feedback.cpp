@@ -1,6 +1,7 @@
 #include "rollsim/models/relay_feedback.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "rollsim/core/error.hpp"
@@ -117,6 +118,14 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   };
 }
 
+std::string list_text(const std::vector<double>& v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << '[';
+  for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  return os.str() + ']';
+}
+
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
   Params p;
   p.C = sc.real_list("parameters.C");
@@ -133,7 +142,13 @@ std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
     sc.fail("parameters.B", "parameters.B holds " + std::to_string(p.B.size()) + " numbers; " + std::to_string(n) + " are needed");
   if (x0.size() != n)
     sc.fail("initial.x", "initial.x holds " + std::to_string(x0.size()) + " numbers; " + std::to_string(n) + " are needed");
-  return make_system(p, x0);
+  auto system = make_system(p, x0);
+  try {
+    system->initial_mode(x0.data());  // a start on the switching surface may be refused
+  } catch (const InputError& e) {
+    sc.fail("initial.x", std::string("initial.x = ") + list_text(x0) + ": " + e.what());
+  }
+  return system;
 }
 
 }  // namespace

@@ -205,7 +205,11 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
       real_key("parameters.wheel_radius", "m", "wheel radius r").with_default(0.25).positive(),
       real_key("parameters.wheel_inertia", "kg m^2",
                "wheel inertia about its centre; default 1/2 wheel_mass wheel_radius^2 (uniform disk)")
-          .positive(),
+          .positive()
+          .derived([](const Scenario& sc) -> Value {
+            const double r = sc.real("parameters.wheel_radius");
+            return 0.5 * sc.real("parameters.wheel_mass") * r * r;
+          }),
       real_key("parameters.table_mass", "kg", "table mass (sets the default table_inertia)")
           .with_default(1.0)
           .positive(),
@@ -214,7 +218,11 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
           .positive(),
       real_key("parameters.table_inertia", "kg m^2",
                "table inertia about the pivot; default 1/12 table_mass table_length^2 (thin plate)")
-          .positive(),
+          .positive()
+          .derived([](const Scenario& sc) -> Value {
+            const double l = sc.real("parameters.table_length");
+            return sc.real("parameters.table_mass") * l * l / 12.0;
+          }),
       real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").with_default(9.81).positive(),
       real_key("parameters.table_torque", "N m", "constant torque on the table").with_default(0.0),
       real_key("parameters.friction_coefficient", "1", "Coulomb friction coefficient mu; enables the slip_onset event")
@@ -242,12 +250,10 @@ Params params_from(const Scenario& sc) {
   Params p;
   p.wheel_mass = sc.real("parameters.wheel_mass");
   p.wheel_radius = sc.real("parameters.wheel_radius");
-  p.wheel_inertia = sc.has("parameters.wheel_inertia") ? sc.real("parameters.wheel_inertia")
-                                                       : 0.5 * p.wheel_mass * p.wheel_radius * p.wheel_radius;
+  p.wheel_inertia = sc.real("parameters.wheel_inertia");  // given, or derived by the schema's rule
   p.table_mass = sc.real("parameters.table_mass");
   p.table_length = sc.real("parameters.table_length");
-  p.table_inertia = sc.has("parameters.table_inertia") ? sc.real("parameters.table_inertia")
-                                                       : p.table_mass * p.table_length * p.table_length / 12.0;
+  p.table_inertia = sc.real("parameters.table_inertia");
   p.gravity = sc.real("parameters.gravity");
   p.table_torque = sc.real("parameters.table_torque");
   p.friction_coefficient = sc.optional_real("parameters.friction_coefficient");

@@ -1,6 +1,7 @@
 #include "rollsim/scenario/scenario.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "rollsim/models/registry.hpp"
+#include "rollsim/scenario/toml_text.hpp"
 
 namespace rollsim {
 
@@ -78,16 +80,6 @@ void check_key_depth(const std::string& text, const std::string& path) {
   }
 }
 
-/// The shortest of %.15g, %.16g, %.17g that reads back as the same double.
-std::string fmt_number(double v) {
-  char buf[40];
-  for (int prec = 15; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 std::string kind_name(Kind k) {
   switch (k) {
     case Kind::Real: return "a number";
@@ -117,7 +109,7 @@ std::string node_text(const toml::node& n) {
   if (auto s = n.as_string()) {
     os << '"' << s->get() << '"';
   } else if (auto f = n.as_floating_point()) {
-    os << fmt_number(f->get());
+    os << toml_text::number(f->get());
   } else {
     n.visit([&](auto&& v) { os << v; });
   }
@@ -138,6 +130,41 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+/// `s` without the spaces and tabs at either end.
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+/// For a number written without a digit before its decimal point (".02", "-.5e3"), where the point is.
+std::optional<std::size_t> leading_point(const std::string& v) {
+  const std::size_t p = !v.empty() && (v[0] == '+' || v[0] == '-') ? 1 : 0;
+  if (v.size() > p + 1 && v[p] == '.' && std::isdigit(static_cast<unsigned char>(v[p + 1])) &&
+      v.find_first_not_of("0123456789.eE+-_", p) == std::string::npos)
+    return p;
+  return std::nullopt;
+}
+
+/// A hint for a syntax error on `line`: a number written as ".02".
+std::string syntax_hint(const std::string& text, int line) {
+  std::size_t b = 0;
+  for (int l = 1; l < line && b != std::string::npos; ++l) {
+    b = text.find('\n', b);
+    if (b != std::string::npos) ++b;
+  }
+  if (b == std::string::npos) return "";
+  const std::string row = text.substr(b, text.find('\n', b) - b);
+  const auto eq = row.find('=');
+  if (eq == std::string::npos) return "";
+  std::string v = trimmed(row.substr(eq + 1));
+  v = trimmed(v.substr(0, v.find('#')));
+  if (!leading_point(v)) return "";
+  std::string fixed = v;
+  fixed.insert(*leading_point(v), "0");
+  return "; TOML numbers need a digit before the decimal point: write " + fixed + ", not " + v;
+}
+
 struct Loader {
   std::string path;
   std::map<std::string, Origin> override_origins;  // dotted key -> the override that set it
@@ -145,6 +172,9 @@ struct Loader {
   Origin origin_of(const std::string& key, const toml::node& n) const {
     auto it = override_origins.find(key);
     if (it != override_origins.end()) return it->second;
+    // A table made or changed by an override of one of its entries (--set solver.atol.theta1=...).
+    for (const auto& [k, o] : override_origins)
+      if (k.rfind(key + ".", 0) == 0) return o;
     const auto& src = n.source();
     return Origin{path, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
   }
@@ -154,8 +184,11 @@ struct Loader {
     const Origin where{"--set " + shown(item), 0, 0};
     if (eq == std::string::npos || eq == 0)
       throw InputError(where, "an override must read KEY=VALUE, e.g. --set initial.theta1=0.02");
-    const std::string key = item.substr(0, eq);
-    const std::string raw = item.substr(eq + 1);
+    const std::string key = trimmed(item.substr(0, eq));
+    std::string raw = trimmed(item.substr(eq + 1));
+    // TOML wants a digit before the point; ".02" on the command line means 0.02.
+    if (const auto dot = leading_point(raw)) raw.insert(*dot, "0");
+    if (key.empty()) throw InputError(where, "an override must read KEY=VALUE, e.g. --set initial.theta1=0.02");
     std::vector<std::string> parts;
     std::stringstream ks(key);
     for (std::string part; std::getline(ks, part, '.');) {
@@ -201,6 +234,13 @@ void check_number(const KeySpec& spec, double v, const Origin& where, const std:
                                 (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
 }
 
+/// A TOML integer or float as a double; nothing for any other node.
+std::optional<double> number_of(const toml::node& n) {
+  if (auto i = n.as_integer()) return static_cast<double>(i->get());
+  if (auto f = n.as_floating_point()) return f->get();
+  return std::nullopt;
+}
+
 Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& where) {
   Scenario::Entry e;
   e.origin = where;
@@ -211,15 +251,34 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
   };
   switch (spec.kind) {
     case Kind::Real: {
-      double v;
-      if (auto i = n.as_integer())
-        v = static_cast<double>(i->get());
-      else if (auto f = n.as_floating_point())
-        v = f->get();
-      else
-        throw wrong_type();
-      check_number(spec, v, where, text);
-      e.value = v;
+      if (spec.by_name && n.is_table()) {
+        // name = number, each within the key's range; unnamed entries take the key's default.
+        for (const auto& [k, item] : *n.as_table()) {
+          const std::string name(k.str());
+          const Origin at = where.line > 0 ? Origin{where.file, static_cast<int>(item.source().begin.line),
+                                                    static_cast<int>(item.source().begin.column)}
+                                           : where;
+          const auto v = number_of(item);
+          if (!v)
+            throw InputError(at, spec.path + "." + shown(name) + " must be a number, not " + node_type_name(item) +
+                                     " (" + node_text(item) + ")");
+          KeySpec named = spec;
+          named.path = spec.path + "." + shown(name);
+          check_number(named, *v, at, node_text(item));
+          e.strings.push_back(name);
+          e.list.push_back(*v);
+          e.item_origins.push_back(at);
+        }
+        e.value = spec.def ? std::get<double>(*spec.def) : 0.0;
+        break;
+      }
+      const auto v = number_of(n);
+      if (!v && spec.by_name)
+        throw InputError(where, spec.path + " must be a number or a table { name = number, ... }, not " +
+                                    node_type_name(n) + " (" + text + ")");
+      if (!v) throw wrong_type();
+      check_number(spec, *v, where, text);
+      e.value = *v;
       break;
     }
     case Kind::Integer: {
@@ -252,15 +311,10 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
       auto a = n.as_array();
       if (!a) throw wrong_type();
       for (const auto& item : *a) {
-        double v;
-        if (auto i = item.as_integer())
-          v = static_cast<double>(i->get());
-        else if (auto f = item.as_floating_point())
-          v = f->get();
-        else
-          throw InputError(where, spec.path + " must be an array of numbers; it holds " + node_type_name(item));
-        check_number(spec, v, where, node_text(item));
-        e.list.push_back(v);
+        const auto v = number_of(item);
+        if (!v) throw InputError(where, spec.path + " must be an array of numbers; it holds " + node_type_name(item));
+        check_number(spec, *v, where, node_text(item));
+        e.list.push_back(*v);
       }
       e.value = static_cast<long long>(e.list.size());
       break;
@@ -287,31 +341,6 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
   return e;
 }
 
-/// A TOML basic string: quotes, backslashes and control characters escaped, so that the resolved text
-/// (stored in every result file) reads back as the same value.
-std::string toml_quoted(const std::string& s) {
-  std::string r = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': r += "\\\""; break;
-      case '\\': r += "\\\\"; break;
-      case '\n': r += "\\n"; break;
-      case '\t': r += "\\t"; break;
-      case '\r': r += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
-          r += buf;
-        } else {
-          r += ch;
-        }
-    }
-  }
-  return r + "\"";
-}
-
 }  // namespace
 
 std::string to_string(const Value& v) {
@@ -319,13 +348,13 @@ std::string to_string(const Value& v) {
       [](auto&& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, double>)
-          return fmt_number(x);
+          return toml_text::number(x);
         else if constexpr (std::is_same_v<T, long long>)
           return std::to_string(x);
         else if constexpr (std::is_same_v<T, bool>)
           return x ? "true" : "false";
         else
-          return toml_quoted(x);
+          return toml_text::string_text(x);
       },
       v);
 }
@@ -341,7 +370,7 @@ std::string KeySpec::range_text() const {
   auto bound = [](double b) -> std::string {
     if (b >= 1e308) return "inf";
     if (b <= -1e308) return "-inf";
-    return fmt_number(b);
+    return toml_text::number(b);
   };
   return std::string(lo_open || lo <= -1e308 ? "(" : "[") + bound(lo) + ", " + bound(hi) +
          (hi_open || hi >= 1e308 ? ")" : "]");
@@ -374,6 +403,16 @@ KeyBuilder KeyBuilder::required() && {
   return std::move(*this);
 }
 
+KeyBuilder KeyBuilder::or_table_by_name() && {
+  spec_.by_name = true;
+  return std::move(*this);
+}
+
+KeyBuilder KeyBuilder::derived(std::function<Value(const Scenario&)> rule) && {
+  spec_.derive = std::move(rule);
+  return std::move(*this);
+}
+
 namespace {
 
 KeySpec key_of(std::string path, Kind kind, std::string unit, std::string description) {
@@ -401,6 +440,12 @@ KeyBuilder string_key(std::string path, std::string def, std::vector<std::string
   KeySpec k = key_of(std::move(path), Kind::String, "", std::move(description));
   k.def = std::move(def);
   k.choices = std::move(choices);
+  return KeyBuilder(std::move(k));
+}
+
+KeyBuilder boolean_key(std::string path, bool def, std::string description) {
+  KeySpec k = key_of(std::move(path), Kind::Boolean, "", std::move(description));
+  k.def = def;
   return KeyBuilder(std::move(k));
 }
 
@@ -452,43 +497,51 @@ Origin Scenario::origin(const std::string& key) const {
   if (it == values.end()) return Origin{path, 0, 0};
   return it->second.origin;
 }
+std::vector<std::pair<std::string, std::pair<double, Origin>>> Scenario::by_name(const std::string& key) const {
+  std::vector<std::pair<std::string, std::pair<double, Origin>>> out;
+  const Entry& e = entry(*this, key);
+  for (std::size_t i = 0; i < e.strings.size() && i < e.list.size(); ++i)
+    out.push_back({e.strings[i], {e.list[i], i < e.item_origins.size() ? e.item_origins[i] : e.origin}});
+  return out;
+}
+
 bool Scenario::is_default(const std::string& key) const {
   auto it = values.find(key);
   return it == values.end() || it->second.defaulted;
 }
 void Scenario::fail(const std::string& key, const std::string& message) const { throw InputError(origin(key), message); }
 
-/// A double as a TOML float literal: "1.0", not "1", so that it reads back as a float, with its sign
-/// ("-0.0" reads back as negative zero; "-0" would be the integer 0).
-static std::string toml_float(double v) {
-  std::string s = fmt_number(v);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
-}
-
 std::string Scenario::resolved_text() const {
   std::ostringstream os;
   for (const auto& [k, e] : values) {
     os << k << " = ";
+    const KeySpec* spec = nullptr;
+    for (const auto& s : schema)
+      if (s.path == k) spec = &s;
+    if (spec && spec->by_name && !e.strings.empty()) {
+      os << "{ ";
+      for (size_t i = 0; i < e.strings.size(); ++i)
+        os << (i ? ", " : "") << toml_text::key_text(e.strings[i]) << " = " << toml_text::float_text(e.list[i]);
+      os << " }\n";
+      continue;
+    }
     if (!e.list.empty() || std::holds_alternative<long long>(e.value)) {
-      Kind kind = Kind::Integer;
-      for (const auto& s : schema)
-        if (s.path == k) kind = s.kind;
+      const Kind kind = spec ? spec->kind : Kind::Integer;
       if (kind == Kind::RealList) {
         os << '[';
-        for (size_t i = 0; i < e.list.size(); ++i) os << (i ? ", " : "") << toml_float(e.list[i]);
+        for (size_t i = 0; i < e.list.size(); ++i) os << (i ? ", " : "") << toml_text::float_text(e.list[i]);
         os << "]\n";
         continue;
       }
       if (kind == Kind::StringList) {
         os << '[';
-        for (size_t i = 0; i < e.strings.size(); ++i) os << (i ? ", " : "") << toml_quoted(e.strings[i]);
+        for (size_t i = 0; i < e.strings.size(); ++i) os << (i ? ", " : "") << toml_text::string_text(e.strings[i]);
         os << "]\n";
         continue;
       }
     }
     if (const double* d = std::get_if<double>(&e.value))
-      os << toml_float(*d) << '\n';
+      os << toml_text::float_text(*d) << '\n';
     else
       os << to_string(e.value) << '\n';
   }
@@ -525,7 +578,8 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   } catch (const toml::parse_error& e) {
     const auto& src = e.source();
     throw InputError(Origin{path, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)},
-                     std::string("syntax error: ") + std::string(e.description()));
+                     std::string("syntax error: ") + std::string(e.description()) +
+                         syntax_hint(text, static_cast<int>(src.begin.line)));
   }
   for (const auto& o : overrides) L.apply_override(root, o);
 
@@ -566,7 +620,11 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   std::vector<KeySpec> schema = entry->schema(raw);
   for (auto& k : common_keys()) {
     bool redefined = false;
-    for (const auto& m : schema) redefined = redefined || m.path == k.path;
+    for (auto& m : schema)
+      if (m.path == k.path) {
+        redefined = true;
+        if (!m.derive) m.derive = k.derive;  // a common derived default (the title) carries over
+      }
     if (!redefined) schema.push_back(k);
   }
   KeySpec model_key;
@@ -635,6 +693,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   for (const auto& k : schema) {
     if (sc.values.count(k.path)) continue;
     if (k.required) throw InputError(Origin{path, 1, 1}, "missing required key '" + k.path + "' (" + k.description + ")");
+    if (k.derive) continue;  // below, once every other key is known
     if (!k.def_list.empty() || !k.def_strings.empty()) {
       Scenario::Entry e;
       e.list = k.def_list;
@@ -650,6 +709,16 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
       e.defaulted = true;
       sc.values[k.path] = e;
     }
+  }
+  // Derived defaults: computed from the resolved values, so that resolved_text holds every value used.
+  for (const auto& k : schema) {
+    if (sc.values.count(k.path) || !k.derive) continue;
+    Scenario::Entry e;
+    e.value = k.derive(sc);
+    e.origin = Origin{path, 0, 0};
+    e.defaulted = true;
+    e.derived = true;
+    sc.values[k.path] = e;
   }
   return sc;
 }

@@ -10,7 +10,9 @@ SimulationOptions simulation_options(const Scenario& sc) {
   o.solver.method = sc.string("solver.method");
   o.solver.rtol = sc.real("solver.rtol");
   o.solver.atol = sc.real("solver.atol");
+  for (const auto& [name, value] : sc.by_name("solver.atol")) o.solver.atol_by_state.emplace_back(name, value.first);
   o.solver.max_steps = sc.integer("solver.max_steps");
+  if (sc.has("solver.max_step")) o.solver.max_step_size = sc.real("solver.max_step");
   if (o.solver.rtol < 1e-15)
     sc.fail("solver.rtol", "solver.rtol = " + to_string(sc.values.at("solver.rtol").value) +
                                " is below what double precision can deliver; allowed range [1e-15, 1)");

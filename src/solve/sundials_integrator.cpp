@@ -29,8 +29,14 @@ SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOpti
       method_(std::move(method)) {
   y_ = make_vector(n_, ctx_.get());
   atol_ = make_vector(n_, ctx_.get());
+  // atol_i = (the state's own atol, else solver.atol) x the model's scale for the state.
   const auto scale = sys.atol_scale();
-  for (long i = 0; i < n_; ++i) NV_Ith_S(atol_.get(), i) = opt.atol * scale[static_cast<size_t>(i)];
+  for (long i = 0; i < n_; ++i) {
+    double atol = opt.atol;
+    for (const auto& [name, value] : opt.atol_by_state)
+      if (name == sys.states()[static_cast<size_t>(i)].name) atol = value;
+    NV_Ith_S(atol_.get(), i) = atol * scale[static_cast<size_t>(i)];
+  }
   N_VConst(0.0, y_.get());
 }
 

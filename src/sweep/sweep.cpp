@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "rollsim/models/registry.hpp"
+#include "rollsim/scenario/toml_text.hpp"
 #include "rollsim/solve/simulate.hpp"
 
 namespace rollsim::sweep {
@@ -31,34 +32,6 @@ bool before(const toml::node& a, const toml::node& b) {
   const auto& x = a.source().begin;
   const auto& y = b.source().begin;
   return x.line != y.line ? x.line < y.line : x.column < y.column;
-}
-
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string integer_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
 }
 
 /// Keys of the schema that may be swept.
@@ -94,12 +67,12 @@ struct Parser {
       a.labels.push_back(a.values.back());
     } else if (auto f = item.as_floating_point()) {
       const double v = f->get();
-      a.values.push_back(ks.kind == Kind::Integer && std::isfinite(v) && v == std::floor(v) ? integer_text(v)
-                                                                                             : float_text(v));
+      a.values.push_back(ks.kind == Kind::Integer && std::isfinite(v) && v == std::floor(v) ? toml_text::integer_text(v)
+                                                                                             : toml_text::float_text(v));
       a.numbers.push_back(v);
       a.labels.push_back(a.values.back());
     } else if (auto s = item.as_string()) {
-      a.values.push_back(toml_string(s->get()));
+      a.values.push_back(toml_text::string_text(s->get()));
       a.numbers.push_back(NAN);
       a.labels.push_back(s->get());
       a.numeric = false;
@@ -156,15 +129,15 @@ struct Parser {
         fail(*spacing, "sweep." + a.key + ".spacing must be \"linear\" or \"log\"");
       log = s->get() == "log";
     }
-    if (log && !(lo > 0)) fail(*from, "sweep." + a.key + ": log spacing needs from > 0 (from = " + float_text(lo) + ")");
-    if (log && !(hi > 0)) fail(*to, "sweep." + a.key + ": log spacing needs to > 0 (to = " + float_text(hi) + ")");
+    if (log && !(lo > 0)) fail(*from, "sweep." + a.key + ": log spacing needs from > 0 (from = " + toml_text::float_text(lo) + ")");
+    if (log && !(hi > 0)) fail(*to, "sweep." + a.key + ": log spacing needs to > 0 (to = " + toml_text::float_text(hi) + ")");
     if (ks.kind != Kind::Real && ks.kind != Kind::Integer)
       fail(t, "sweep." + a.key + ": a range needs a numeric key; give a list of values instead");
     for (const double v : spaced(lo, hi, ni->get(), log)) {
       if (ks.kind == Kind::Integer && v != std::floor(v))
-        fail(t, "sweep." + a.key + " is an integer key, but the range gives " + float_text(v) +
+        fail(t, "sweep." + a.key + " is an integer key, but the range gives " + toml_text::float_text(v) +
                     "; choose from, to and n so that every value is an integer, or give a list");
-      a.values.push_back(ks.kind == Kind::Integer ? integer_text(v) : float_text(v));
+      a.values.push_back(ks.kind == Kind::Integer ? toml_text::integer_text(v) : toml_text::float_text(v));
       a.numbers.push_back(v);
       a.labels.push_back(a.values.back());
     }
@@ -246,20 +219,6 @@ std::vector<double> spaced(double from, double to, long long n, bool log) {
   return v;
 }
 
-std::string float_text(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  // TOML wants a digit before the exponent's fraction part, which %g always gives; "1e+20" is valid TOML.
-  return s;
-}
-
 std::vector<std::size_t> Spec::indices(std::size_t i) const {
   std::vector<std::size_t> idx(axes.size());
   if (mode == "zip") {
@@ -339,11 +298,15 @@ class TrajectoryRecorder final : public Observer {
   explicit TrajectoryRecorder(Trajectory& t) : t_(t) {}
   void on_start(const RunInfo& info) override {
     sys_ = info.system;
-    t_.names = {"time"};
-    t_.units = {"s"};
-    for (const auto& s : sys_->states()) t_.names.push_back(s.name), t_.units.push_back(s.unit);
-    for (const auto& s : sys_->outputs()) t_.names.push_back(s.name), t_.units.push_back(s.unit);
-    if (sys_->has_modes()) t_.names.push_back("mode"), t_.units.push_back("1");
+    auto add = [&](const Signal& s) {
+      t_.names.push_back(s.name);
+      t_.units.push_back(s.unit);
+      t_.descriptions.push_back(s.description);
+    };
+    add(sys_->time_signal());
+    for (const auto& s : sys_->states()) add(s);
+    for (const auto& s : sys_->outputs()) add(s);
+    if (sys_->has_modes()) add({"mode", "1", "mode of the hybrid system"});
     t_.columns.assign(t_.names.size(), {});
   }
   void on_sample(double t, const double* x, const double* y, int mode) override {
@@ -361,14 +324,67 @@ class TrajectoryRecorder final : public Observer {
 
 }  // namespace
 
+std::string point_text(const Spec& spec, std::size_t i) {
+  const auto idx = spec.indices(i);
+  std::string out;
+  for (std::size_t k = 0; k < spec.axes.size(); ++k)
+    out += (k ? ", " : "") + spec.axes[k].key + " = " + spec.axes[k].values[idx[k]];
+  return out;
+}
+
+namespace {
+
+/// The scenario of point i: the base text, the command line's overrides and the point's values.
+Scenario point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i) {
+  std::vector<std::string> ov = sets;
+  for (auto& o : spec.overrides(i)) ov.push_back(std::move(o));
+  return load_scenario_text(base.text, base.path, ov);
+}
+
+/// An input error of point i: if a swept value caused it, the override prefix ("--set key=value: ") is dropped
+/// and `axis` is set to the swept key's index.
+std::string point_error(const Spec& spec, std::size_t i, const InputError& e, std::size_t* axis = nullptr) {
+  const std::string what = e.what();
+  const auto ov = spec.overrides(i);
+  for (std::size_t k = 0; k < ov.size(); ++k) {
+    const std::string carried = "--set " + ov[k] + ": ";
+    if (what.rfind(carried, 0) == 0) {
+      if (axis) *axis = k;
+      return what.substr(carried.size());
+    }
+  }
+  return what;
+}
+
+}  // namespace
+
+void check_valid_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec) {
+  std::optional<std::string> first;
+  for (std::size_t i = 0; i < spec.n_points; ++i) {
+    try {
+      const Scenario sc = point_scenario(base, sets, spec, i);
+      build_system(sc);
+      simulation_options(sc);
+      return;
+    } catch (const InputError& e) {
+      if (first) continue;
+      std::size_t axis = spec.axes.size();
+      const std::string what = point_error(spec, i, e, &axis);
+      first = (axis < spec.axes.size() ? spec.axes[axis].origin.str() + ": " : std::string()) + what;
+    }
+  }
+  if (first)
+    throw InputError(*first + " (every one of the " + std::to_string(spec.n_points) +
+                     " points of the sweep is bad input; this is the first, " + point_text(spec, 0) + ")");
+}
+
 PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
                       bool keep_trajectory) {
   PointResult r;
   try {
-    std::vector<std::string> ov = sets;
-    for (auto& o : spec.overrides(i)) ov.push_back(std::move(o));
-    const Scenario sc = load_scenario_text(base.text, base.path, ov);
+    const Scenario sc = point_scenario(base, sets, spec, i);
     const auto system = build_system(sc);
+    r.time_unit = system->time_signal().unit;
     for (const auto& s : system->states()) {
       r.state_names.push_back(s.name);
       r.state_units.push_back(s.unit);
@@ -387,8 +403,9 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
     r.summary = std::move(res.summary);
     r.has_trajectory = keep_trajectory;
   } catch (const InputError& e) {
-    r.status = std::string("input_error: ") + e.what();
-    r.message = e.what();
+    // The point's values reach the scenario as overrides; name them as the point's values instead.
+    r.message = "at " + point_text(spec, i) + ": " + point_error(spec, i, e);
+    r.status = "input_error: " + r.message;
   } catch (const SolverError& e) {
     r.status = "solver_failure";
     r.message = e.what();
@@ -505,6 +522,7 @@ void TableBuilder::add(std::size_t i, const PointResult& r) {
   termination_.strings.push_back(r.termination);
   message_.strings.push_back(r.message);
   t_final_.numbers.push_back(r.t_final);
+  if (t_final_.unit.empty()) t_final_.unit = r.time_unit;  // the first point whose system was built
   n_events_.ints.push_back(r.n_events);
   // Final state: the names of the first point whose system was built.
   if (state_names_.empty() && !r.state_names.empty()) {
@@ -664,6 +682,7 @@ void encode(std::size_t index, const PointResult& r, std::string& b) {
   put_str(b, r.termination);
   put_str(b, r.message);
   put_f64(b, r.t_final);
+  put_str(b, r.time_unit);
   put_u64(b, static_cast<unsigned long long>(r.n_events));
   put_strs(b, r.state_names);
   put_strs(b, r.state_units);
@@ -681,6 +700,7 @@ void encode(std::size_t index, const PointResult& r, std::string& b) {
   if (r.has_trajectory) {
     put_strs(b, r.trajectory.names);
     put_strs(b, r.trajectory.units);
+    put_strs(b, r.trajectory.descriptions);
     put_u64(b, r.trajectory.columns.size());
     for (const auto& c : r.trajectory.columns) put_f64s(b, c);
   }
@@ -695,6 +715,7 @@ void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector
     r.termination = rd.str();
     r.message = rd.str();
     r.t_final = rd.f64();
+    r.time_unit = rd.str();
     r.n_events = static_cast<long long>(rd.u64());
     r.state_names = rd.strs();
     r.state_units = rd.strs();
@@ -712,6 +733,7 @@ void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector
     if (r.has_trajectory) {
       r.trajectory.names = rd.strs();
       r.trajectory.units = rd.strs();
+      r.trajectory.descriptions = rd.strs();
       r.trajectory.columns.resize(rd.u64());
       for (auto& c : r.trajectory.columns) c = rd.f64s();
     }

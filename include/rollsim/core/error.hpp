@@ -14,13 +14,28 @@ struct Origin {
 };
 
 /// Exit codes of the command-line tool.
-enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitInput = 2, kExitSolver = 3, kExitIo = 4, kExitInterrupted = 130 };
+/// 1 means only that a check failed; an unexpected exception (a defect of the program) is kExitInternal
+/// (EX_SOFTWARE of sysexits.h). The README's table lists them for users.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,
+  kExitInput = 2,
+  kExitSolver = 3,
+  kExitIo = 4,
+  kExitInternal = 70,
+  kExitInterrupted = 130
+};
 
 /// Bad input: a scenario or command-line error. The message starts with file:line:column.
 class InputError : public std::runtime_error {
  public:
   InputError(const Origin& where, const std::string& what);
   explicit InputError(const std::string& what) : std::runtime_error(what) {}
+  /// The message starts with a location (the first constructor), so a caller need not add one.
+  bool located() const { return located_; }
+
+ private:
+  bool located_ = false;
 };
 
 /// A solver that could not go on: where (t, step size, mode), the flag, and what to change.

@@ -1,6 +1,7 @@
 #pragma once
 /// \file A result file: written as NAME.tmp, renamed to NAME when closed. The root attribute `completed`
-/// is 1 only for a run that finished; a failed or interrupted run keeps its data with completed = 0.
+/// is 1 only for a run that finished; a failed or interrupted run keeps its data with completed = 0. A
+/// failure before any data was written (mark_data) removes NAME.tmp and leaves an existing NAME untouched.
 #include <memory>
 #include <string>
 
@@ -20,7 +21,7 @@ struct Provenance {
 
 class ResultFile {
  public:
-  /// Creates `path`.tmp and writes the provenance. Throws IoError.
+  /// Creates `path`.tmp and writes the provenance. Throws IoError (and then leaves no `path`.tmp behind).
   ResultFile(const std::string& path, const Provenance& prov);
   ~ResultFile();
   ResultFile(const ResultFile&) = delete;
@@ -31,14 +32,22 @@ class ResultFile {
   void close(bool completed, const std::string& status);
   /// Close without renaming and delete the temporary file (used when nothing useful was written).
   void discard();
+  /// Data worth keeping has been written (the first sample, the first sweep point): from now on a failure
+  /// keeps the file, marked incomplete. Until then the destructor discards it.
+  void mark_data() { has_data_ = true; }
+  bool has_data() const { return has_data_; }
 
  private:
+  void write_provenance(const Provenance& prov);
   std::string path_, tmp_;
   h5::Handle file_;
   bool closed_ = false;
+  bool has_data_ = false;
 };
 
-/// Writes /trajectory, /events, /summary and /solver of one run into a result file.
+/// Writes /trajectory, /events, /summary and /solver of one run into a result file. An /events row holds the
+/// time, the modes before and after, the state and the outputs after the event, the model's extra values and
+/// the kind.
 class TrajectoryWriter final : public Observer {
  public:
   explicit TrajectoryWriter(ResultFile& file) : file_(file) {}
@@ -53,7 +62,7 @@ class TrajectoryWriter final : public Observer {
   ResultFile& file_;
   const HybridSystem* sys_ = nullptr;
   std::unique_ptr<h5::Table> traj_, events_;
-  std::vector<double> row_;
+  std::vector<double> row_, y_event_;
   std::vector<std::string> extras_;
 };
 

@@ -27,12 +27,16 @@ const std::vector<ModelEntry>& models();
 /// The entry for a name, or nullptr.
 const ModelEntry* find_model(const std::string& name);
 
-/// The system a validated scenario describes: its model's make_system, then the checks every model shares
-/// (an initial state that is finite: parameters or initial values that overflow double precision are input
-/// errors, at the [initial] section). Throws InputError. Every command builds its systems through this.
+/// The system a validated scenario describes: its model's make_system, then the checks every model shares, so
+/// that every input error is found before a command opens a file: an initial state that is finite (parameters
+/// or initial values that overflow double precision are input errors, at the [initial] section), an initial
+/// mode the model accepts (initial_mode may refuse a start, e.g. on a switching surface), and state names in
+/// solver.atol = { name = value } that are states of the system. Throws InputError with file:line:column.
+/// Every command builds its systems through this.
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc);
 
-/// Keys every model shares: [simulation], [solver], [output], [events] (per-model event actions are added by models).
+/// Keys every model shares: [simulation], [solver], [output] and the title. A model may redefine one (e.g. its own
+/// solver.method choices); its [events] keys are its own.
 std::vector<KeySpec> common_keys();
 
 }  // namespace rollsim

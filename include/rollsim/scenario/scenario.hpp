@@ -1,6 +1,7 @@
 #pragma once
 /// \file Scenarios: a TOML file (plus command-line overrides) checked against a schema of keys.
 /// Every value keeps its origin (file:line:column, or the override that set it) for error messages.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +12,8 @@
 #include "rollsim/core/error.hpp"
 
 namespace rollsim {
+
+class Scenario;
 
 /// A scalar scenario value.
 using Value = std::variant<double, long long, bool, std::string>;
@@ -31,6 +34,12 @@ struct KeySpec {
   bool lo_open = false, hi_open = false;
   std::vector<std::string> choices;  ///< allowed strings
   std::string unit, description;
+  /// A Real key that may also be a table of name = number (e.g. solver.atol per state); the names are checked
+  /// by whoever knows them (build_system for state names). The numbers obey the key's range.
+  bool by_name = false;
+  /// A default derived from other values (e.g. an inertia from a mass and a length), computed when the key is
+  /// absent, after every other key is resolved; it appears in resolved_text like any value.
+  std::function<Value(const Scenario&)> derive;
   std::string range_text() const;    ///< e.g. "(0, inf)" or one of "bdf", "adams"
 };
 
@@ -48,6 +57,9 @@ class KeyBuilder {
   /// Numbers between lo and hi, each end included unless it is open.
   KeyBuilder range(double lo, double hi, bool lo_open = false, bool hi_open = false) &&;
   KeyBuilder required() &&;  ///< the scenario must give the key
+  KeyBuilder or_table_by_name() &&;  ///< a Real key may also be a table { name = number, ... }
+  /// The default, when the key is absent, is computed from the other resolved keys.
+  KeyBuilder derived(std::function<Value(const Scenario&)> rule) &&;
   operator KeySpec() && { return std::move(spec_); }
 
  private:
@@ -60,6 +72,8 @@ KeyBuilder real_key(std::string path, std::string unit, std::string description)
 KeyBuilder integer_key(std::string path, long long def, std::string description);
 /// A string with its default and, unless `choices` is empty, the values allowed.
 KeyBuilder string_key(std::string path, std::string def, std::vector<std::string> choices, std::string description);
+/// true or false, with its default.
+KeyBuilder boolean_key(std::string path, bool def, std::string description);
 /// A list of real numbers; the range applies to every element.
 KeyBuilder real_list_key(std::string path, std::string unit, std::string description);
 /// A list of strings, any values, no default.
@@ -91,12 +105,17 @@ class Scenario {
   /// Every resolved key, "key = value" per line, sorted.
   std::string resolved_text() const;
 
+  /// The numbers of a by-name table key, name -> (value, origin); empty when the key holds one number.
+  std::vector<std::pair<std::string, std::pair<double, Origin>>> by_name(const std::string& key) const;
+
   struct Entry {
     Value value;
     std::vector<double> list;
-    std::vector<std::string> strings;
+    std::vector<std::string> strings;  ///< a StringList's values; a by-name table's names (values in `list`)
+    std::vector<Origin> item_origins;  ///< a by-name table: where each name is
     Origin origin;
     bool defaulted = false;
+    bool derived = false;  ///< defaulted by a KeySpec::derive rule
   };
   std::map<std::string, Entry> values;
   std::vector<KeySpec> schema;

@@ -13,7 +13,9 @@ namespace rollsim {
 struct SolverOptions {
   std::string method = "adams";  ///< bdf | adams (CVODE); dae (IDA); others by model
   double rtol = 1e-10;
-  double atol = 1e-12;
+  double atol = 1e-12;        ///< for every state not named in atol_by_state
+  /// Absolute tolerances of named states (solver.atol = { name = value }); the names are states of the system.
+  std::vector<std::pair<std::string, double>> atol_by_state;
   long max_steps = 1000000;  ///< internal steps for the whole run
   double max_step_size = 0;  ///< 0: no limit
 };

@@ -48,16 +48,13 @@ constexpr std::size_t kMaxPoints = 100000000;
 /// exactly `from` and `to`.
 std::vector<double> spaced(double from, double to, long long n, bool log);
 
-/// Shortest text that reads back as the same double and is a TOML float (has '.', 'e', "inf" or "nan").
-std::string float_text(double v);
-
 /// Read and check the [sweep] section of `base` (re-parsing base.text for positions). `sets` are the command-line
 /// overrides: a key may not be both swept and set. Throws InputError with file:line:column.
 Spec parse_spec(const Scenario& base, const std::vector<std::string>& sets = {});
 
 /// A sampled trajectory of one point (only with --trajectories).
 struct Trajectory {
-  std::vector<std::string> names, units;  ///< time, states, outputs, [mode]
+  std::vector<std::string> names, units, descriptions;  ///< time, states, outputs, [mode]
   std::vector<std::vector<double>> columns;
 };
 
@@ -67,6 +64,7 @@ struct PointResult {
   std::string termination;  ///< t_end, the terminal event, or "" when the point did not run
   std::string message;      ///< the failure message, if any
   double t_final = NAN;
+  std::string time_unit;  ///< the system's time unit ("s", or "1" for a dimensionless time); "" if not built
   long long n_events = 0;
   std::vector<std::string> state_names, state_units;
   std::vector<double> x_final;
@@ -75,8 +73,17 @@ struct PointResult {
   bool has_trajectory = false;
 };
 
+/// Point i's values as "key = value, key = value" (for messages).
+std::string point_text(const Spec& spec, std::size_t i);
+
+/// Before a sweep opens its file: a sweep none of whose points is valid input is bad input. Builds the points in
+/// order until one is valid (usually the first); if none is, throws the first point's InputError, located at the
+/// swept key when a swept value caused it. Invalid points among valid ones are rows with status input_error.
+void check_valid_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec);
+
 /// Run point i: the base text + `sets` + the point's overrides, validated by load_scenario_text, built and
-/// simulated. Never throws: every failure is a status.
+/// simulated. Never throws: every failure is a status. An input error's message names the point by its values
+/// ("at initial.theta1 = 0.5: ..."), not by the override that carried them.
 PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
                       bool keep_trajectory);
 
