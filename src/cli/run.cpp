@@ -17,6 +17,11 @@ struct RunArgs {
   bool quiet = false;
 };
 
+/// The words for a failed run's status on the terminal.
+const char* failure_label(const std::string& status) {
+  return status == "audit_failure" ? "self-audit failed (docs/audit.md)" : "solver failure";
+}
+
 int run_command(const RunArgs& a) {
   // Every input check (the scenario, the system with its initial state and mode, the options, the output
   // path) comes before the result file is created.
@@ -43,8 +48,8 @@ int run_command(const RunArgs& a) {
         std::fprintf(stderr, "rollsim: interrupted before the first sample%s\n", no_file);
         return kExitInterrupted;
       }
-      if (res.status == "solver_failure") {
-        std::fprintf(stderr, "rollsim: solver failure: %s%s\n", res.message.c_str(), no_file);
+      if (res.status == "solver_failure" || res.status == "audit_failure") {
+        std::fprintf(stderr, "rollsim: %s: %s%s\n", failure_label(res.status), res.message.c_str(), no_file);
         return kExitSolver;
       }
       throw std::logic_error("the run ended with status " + res.status + " before its first sample");
@@ -68,8 +73,9 @@ int run_command(const RunArgs& a) {
     throw IoError("writing " + out + ": " + e.what() + kept);
   }
   if (!a.quiet) print_summary(res, out);
-  if (res.status == "solver_failure") {
-    std::fprintf(stderr, "rollsim: solver failure: %s\n", res.message.c_str());
+  if (res.status == "solver_failure" || res.status == "audit_failure") {
+    std::fprintf(stderr, "rollsim: %s: %s; partial results kept in %s (completed = 0)\n", failure_label(res.status),
+                 res.message.c_str(), out.c_str());
     return kExitSolver;
   }
   if (res.status == "interrupted") {

@@ -146,11 +146,12 @@ int sweep_command(const SweepArgs& a) {
   if (root) file = std::make_unique<ResultFile>(out, provenance(base));
   // One compact row per point; the full results are dropped as soon as they are tabulated.
   sweep::TableBuilder table(spec);
-  std::size_t n_ok = 0, n_input = 0, n_solver = 0, n_not_run = 0, n_other = 0;
+  std::size_t n_ok = 0, n_input = 0, n_solver = 0, n_audit = 0, n_not_run = 0, n_other = 0;
   auto count = [&](const sweep::PointResult& r) {
     if (r.status == "ok") ++n_ok;
     else if (r.status.rfind("input_error", 0) == 0) ++n_input;
     else if (r.status == "solver_failure") ++n_solver;
+    else if (r.status == "audit_failure") ++n_audit;
     else if (r.status == "not_run") ++n_not_run;
     else ++n_other;
     // A point that ran is data worth keeping: from here on a failure keeps the file, marked incomplete.
@@ -221,6 +222,7 @@ int sweep_command(const SweepArgs& a) {
       std::printf("ok               %zu\n", n_ok);
       if (n_input) std::printf("input_error      %zu\n", n_input);
       if (n_solver) std::printf("solver_failure   %zu\n", n_solver);
+      if (n_audit) std::printf("audit_failure    %zu (the self-audit refused the run: docs/audit.md)\n", n_audit);
       if (n_other) std::printf("other failures   %zu (interrupted while running, or an internal error)\n", n_other);
       if (n_not_run) std::printf("not run          %zu (the sweep was interrupted before they started)\n", n_not_run);
       std::printf("%s %s\n", interrupted ? "kept partial results (completed = 0) in" : "wrote", out.c_str());

@@ -215,6 +215,7 @@ class DiskSystem final : public FilippovSystem {
     const double j = p_.inertia_ratio;
     e.energy = s_.energy * (kinetic(j, x) + potential(j, x));
     e.dissipated = x[kDissipated];
+    e.dissipated_state = kDissipated;
     return true;
   }
   std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const override {

@@ -1,4 +1,8 @@
 /// CVODE behind the Integrator interface: Adams (fixed-point iteration) or BDF (Newton, dense).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include <cvode/cvode.h>
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
@@ -99,7 +103,20 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
   static int jac_cb(double t, N_Vector y, N_Vector, SUNMatrix J, void* ud, N_Vector, N_Vector, N_Vector) {
     return guarded(ud, [&](const HybridSystem& sys, int mode) {
       // SUNDenseMatrix data is column-major, as the interface promises.
-      sys.jacobian(t, N_VGetArrayPointer(y), mode, SUNDenseMatrix_Data(J));
+      const double* x = N_VGetArrayPointer(y);
+      double* jd = SUNDenseMatrix_Data(J);
+      if (sys.jacobian(t, x, mode, jd)) return;
+      // The model gives no Jacobian in this mode (it did in the first one): forward differences of the rhs.
+      const size_t n = sys.size();
+      std::vector<double> xp(x, x + n), f0(n), f1(n);
+      sys.rhs(t, x, mode, f0.data());
+      for (size_t j = 0; j < n; ++j) {
+        const double dx = 1e-8 * std::max(1.0, std::abs(x[j]));
+        xp[j] = x[j] + dx;
+        sys.rhs(t, xp.data(), mode, f1.data());
+        xp[j] = x[j];
+        for (size_t i = 0; i < n; ++i) jd[i + n * j] = (f1[i] - f0[i]) / dx;
+      }
     });
   }
 

@@ -503,7 +503,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
 TableBuilder::TableBuilder(const Spec& spec) : spec_(spec) {
   status_.type = termination_.type = message_.type = Column::String;
   status_.name = "status";
-  status_.description = "ok, input_error: <message>, solver_failure, interrupted or not_run";
+  status_.description = "ok, input_error: <message>, solver_failure, audit_failure, interrupted or not_run";
   termination_.name = "termination";
   termination_.description = "t_end, or the name of the terminal event, or the failure";
   message_.name = "message";

@@ -38,6 +38,7 @@ struct RegionCheck {
 struct EnergyLedger {
   double energy = 0;
   double dissipated = 0;
+  int dissipated_state = -1;  ///< the state index D is integrated in (its tolerance bounds D's error), or -1
 };
 
 /// What an event handler decided.

@@ -1,6 +1,7 @@
 #pragma once
-/// \file One observer interface for all output: the HDF5 writer, the progress bar, the terminal summary
-/// and test recorders all receive the same calls from the simulate loop.
+/// \file One observer interface for what a run produces: the HDF5 writer, the progress bar and the test
+/// recorders all receive the same calls from the simulate loop (the terminal summary is printed from the
+/// RunResult afterwards).
 #include <map>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ struct SolverStats {
 };
 
 struct RunResult {
-  std::string status = "ok";       ///< ok | solver_failure | interrupted | io_failure
+  std::string status = "ok";       ///< ok | solver_failure | audit_failure | interrupted (io_error: set by the writer)
   std::string termination;         ///< t_end, or the name of the terminal event, or the failure
   std::string message;             ///< the failure message, if any
   double t_final = 0;
