@@ -8,7 +8,6 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "rollsim/analysis/linear.hpp"
-#include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
@@ -175,6 +174,9 @@ class TableSystem final : public HybridSystem, public Linearizable {
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"theta2"}; }
+  std::unique_ptr<HybridSystem> starting_at(const double* x0) const override {
+    return std::make_unique<TableSystem>(p_, x0, a_);
+  }
 
   /// (1.7) holds for the benchmark's relations: equal masses, a uniform disk wheel, a thin plate table.
   std::vector<std::complex<double>> reference_eigenvalues(std::string& label) const override {
@@ -229,8 +231,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
                                   {"slip_onset", "record"}})
     v.push_back(string_key("events." + name, def, {"stop", "record"},
                            "at the " + name + " event: stop the run, or only record the event"));
-  for (auto& k : linear_keys()) v.push_back(k);
-  for (auto& k : growth_keys()) v.push_back(k);
+  for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   v.push_back(string_key("title", "", {}, "a title for plots and reports"));
   append_formulation_keys(v, raw);
   return v;
