@@ -109,7 +109,7 @@ class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
     y[0] = contact(x);
     y[1] = n;
     y[2] = t;
-    y[3] = std::abs(t) / n;
+    y[3] = n > 0 ? std::abs(t) / n : NAN;
     y[4] = 0.5 * p.table_inertia * x[kW1] * x[kW1] + 0.5 * p.wheel_inertia * x[kW2] * x[kW2] +
            0.5 * p.wheel_mass * (x[kVx] * x[kVx] + x[kVy] * x[kVy]);
     y[5] = p.wheel_mass * p.gravity * x[kPy];
@@ -123,7 +123,7 @@ class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
 
   std::unique_ptr<Summarizer> make_summarizer() const override {
     return std::make_unique<DaeSummarizer>(
-        make_table_summarizer(m_.p.friction_coefficient ? *m_.p.friction_coefficient : NAN));
+        make_table_summarizer(m_.p, {kTh1, kTh2, kW1, kW2}));
   }
 
  private:
