@@ -553,6 +553,18 @@ TEST_CASE("linear: nonsmooth models and constrained formulations are refused wit
                                   out) == 0);
 }
 
+TEST_CASE("growth: exit 1 only for a failed check; a perturbed run that cannot finish is a solver failure (3)") {
+  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/tipping_table_linear.toml";
+  std::string out;
+  CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
+  // A tolerance below every row's integration floor: no row can be judged, so the check fails and says why.
+  CHECK(rollsim::test::run_binary("check growth " + scenario + " --set growth.tolerance=1e-12", out) == 1);
+  CHECK(out.find("FAIL") != std::string::npos);
+  CHECK(out.find("no row with epsilon <= growth.small_epsilon") != std::string::npos);
+  CHECK(rollsim::test::run_binary("check growth " + scenario + " --set solver.max_steps=5", out) == 3);
+  CHECK(out.find("solver failure in a perturbed run") != std::string::npos);
+}
+
 namespace {
 
 /// The growth check on the benchmark table, optionally with a table torque and theta2 at its equilibrium.

@@ -115,7 +115,10 @@ GrowthResult check_growth(const Scenario& sc, const Linearizable& model, const L
       const double per_step = so.solver.rtol * eps + so.solver.atol + kRoundoff * x0_norm;
       const double delta = vinv_norm * per_step / (eps * q0);
       r.floor = 2.0 * delta * std::sqrt(steps) / (std::abs(lambda) * window);
-      if (!rr.completed()) r.status = rr.status + ": " + rr.message;
+      if (!rr.completed()) {
+        r.status = rr.status + ": " + rr.message;
+        if (res.run_failure.empty()) res.run_failure = rr.status;
+      }
       else if (rr.t_final < window * (1 - 1e-12)) r.status = "stopped early by " + rr.termination;
       // Fit over the samples (the event instants are samples too; they are on the same curve).
       std::vector<double> t, logmag, phase;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "rollsim/core/error.hpp"
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/io/growth_writer.hpp"
@@ -54,7 +55,14 @@ int growth_command(const GrowthArgs& a) {
     file.close(true, "ok");
     std::printf("wrote %s\n", out.c_str());
   }
-  return g.passed ? 0 : 1;
+  // Exit 1 means only that the check failed; a run that could not be completed is not a failed check.
+  if (g.run_failure == "interrupted") return kExitInterrupted;
+  if (!g.run_failure.empty()) {
+    std::fprintf(stderr, "rollsim: solver failure in a perturbed run (see the status column); the check could not "
+                         "be carried out\n");
+    return kExitSolver;
+  }
+  return g.passed ? kExitOk : kExitFailure;
 }
 
 }  // namespace

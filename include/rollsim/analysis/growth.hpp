@@ -61,6 +61,9 @@ struct GrowthResult {
   std::vector<GrowthOrder> orders;
   bool passed = true;  ///< every small-epsilon row that can be judged is within tolerance, and one at least can
   std::vector<std::string> problems;  ///< why the check failed, one line each
+  /// The first perturbed run that did not complete (RunResult::status: solver_failure, interrupted), or "".
+  /// Such a run is not a failed check: the check could not be carried out.
+  std::string run_failure;
   double floor_margin = 0;            ///< GrowthOptions::floor_margin the orders were fitted with
   int order_points = 0;               ///< GrowthOptions::order_points
 };
