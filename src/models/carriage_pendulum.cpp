@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
+#include "rollsim/analysis/compare.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
@@ -248,6 +249,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   };
   if (dae) v.push_back(string_key("solver.method", "bdf", {"bdf"}, "IDA integrates with variable-order BDF (the only choice)"));
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
+  for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
   return v;
 }
 

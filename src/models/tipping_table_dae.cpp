@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "rollsim/analysis/compare.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 
 namespace rollsim::tipping_table {
@@ -188,16 +189,7 @@ void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string
                        "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
                   .with_default(DaeOptions{}.stabilization_rate)
                   .non_negative());
-  v.push_back(real_key("check.state_tol", "state units",
-                       "rollsim check formulations: largest allowed state difference between ODE and DAE")
-                  .with_default(1e-7)
-                  .positive());
-  v.push_back(real_key("check.force_tol", "N", "rollsim check formulations: largest allowed contact force difference")
-                  .with_default(1e-6)
-                  .positive());
-  v.push_back(real_key("check.event_time_tol", "s", "rollsim check formulations: largest allowed event time difference")
-                  .with_default(1e-8)
-                  .positive());
+  for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
   const auto it = raw.find("formulation");
   if (it != raw.end() && it->second == "dae")
     v.push_back(string_key("solver.method", "bdf", {"bdf"},
