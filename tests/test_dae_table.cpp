@@ -150,3 +150,58 @@ TEST_CASE("check formulations: tolerances from the scenario decide the verdict")
   CHECK(WIFEXITED(rc));
   CHECK(WEXITSTATUS(rc) == 1);
 }
+
+namespace {
+
+/// The index of a signal by name, or -1.
+int find_signal(const Signals& s, const std::string& name) {
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's value, by name; constraint columns "
+          "hold the residuals") {
+  tipping_table::Params p;
+  p.table_torque = 0.3;
+  p.friction_coefficient = 0.4;
+  const double x0[tipping_table::kStates] = {0.02, -0.1, 0.05, 0.3};
+  auto ode = tipping_table::make_system(p, x0, tipping_table::EventActions{});
+  auto dae = tipping_table::make_dae_system(p, x0, tipping_table::EventActions{}, tipping_table::DaeOptions{});
+  const Signals& oo = ode->outputs();
+  const Signals& od = dae->outputs();
+  // At another state than the start (so that input_work is not 0 in both): the DAE's body state with
+  // consistent multipliers, built from the same minimal state.
+  const double xm[tipping_table::kStates] = {0.07, -0.4, -0.2, 1.1};
+  std::vector<double> xb(dae->size()), yo(oo.size()), yd(od.size());
+  tipping_table::body_state(p, tipping_table::DaeOptions{}, xm, xb.data());
+  ode->compute_outputs(0, xm, 0, yo.data());
+  dae->compute_outputs(0, xb.data(), 0, yd.data());
+  for (std::size_t i = 0; i < oo.size(); ++i) {
+    CAPTURE(oo[i].name);
+    const int j = find_signal(od, oo[i].name);
+    REQUIRE(j >= 0);
+    CHECK(od[static_cast<std::size_t>(j)].unit == oo[i].unit);
+    CHECK(yd[static_cast<std::size_t>(j)] == doctest::Approx(yo[i]).epsilon(1e-12).scale(1.0));
+  }
+  CHECK(yo[static_cast<std::size_t>(find_signal(oo, "input_work"))] != 0.0);
+
+  // Off the constraint manifold, the residuals computed here from their definitions.
+  std::vector<double> xoff = xb;
+  xoff[0] += 1e-3;   // theta1
+  xoff[1] -= 2e-3;   // theta2
+  xoff[2] += 3e-3;   // wheel_x
+  xoff[3] -= 1.5e-3; // wheel_y
+  REQUIRE(find_signal(dae->states(), "wheel_x") == 2);
+  REQUIRE(find_signal(dae->states(), "wheel_y") == 3);
+  dae->compute_outputs(0, xoff.data(), 0, yd.data());
+  const double th1 = xoff[0], th2 = xoff[1], px = xoff[2], py = xoff[3], r = p.wheel_radius;
+  const double normal = -px * std::sin(th1) + py * std::cos(th1) - r;
+  const double rolling = r * (th1 - th2) - (px * std::cos(th1) + py * std::sin(th1));
+  REQUIRE(std::abs(normal) > 1e-4);
+  REQUIRE(std::abs(rolling) > 1e-4);
+  CHECK(yd[static_cast<std::size_t>(find_signal(od, "constraint_normal"))] == doctest::Approx(normal).epsilon(1e-12));
+  CHECK(yd[static_cast<std::size_t>(find_signal(od, "constraint_rolling"))] == doctest::Approx(rolling).epsilon(1e-12));
+}

@@ -440,3 +440,186 @@ TEST_CASE("linear: transmission zeros and steady-state gain of systems with know
   CHECK(si.a_singular);
   CHECK(std::isnan(si.gain(0, 0)));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Linear analysis of every smooth model through the scenario path, refusals, and the growth check.
+
+#include <algorithm>
+
+#include "rollsim/analysis/growth.hpp"
+#include "rollsim/analysis/linear_model.hpp"
+#include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/models/registry.hpp"
+#include "support.hpp"
+
+namespace {
+
+struct Linearized {
+  rollsim::Scenario sc;
+  std::unique_ptr<rollsim::HybridSystem> system;
+  rollsim::LinearResult result;
+};
+
+Linearized linearize_text(const std::string& text, const std::vector<std::string>& sets = {}) {
+  Linearized l;
+  l.sc = rollsim::load_scenario_text(text, "test.toml", sets);
+  l.system = rollsim::build_system(l.sc);
+  l.result = rollsim::linearize_system(*l.system, rollsim::linear_options(l.sc), l.sc);
+  return l;
+}
+
+std::vector<cd> sorted_by_imag(const Eigen::VectorXcd& v) {
+  std::vector<cd> r(v.data(), v.data() + v.size());
+  std::sort(r.begin(), r.end(), [](cd a, cd b) { return a.imag() < b.imag(); });
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("linear: carriage pendulum (minimal form) eigenvalues equal the roots of det(lambda^2 M + K) = 0") {
+  // Linearising M(phi) [x'', phi''] = [F - k x + m l phi'^2 sin phi, -m g l sin phi] about the equilibrium
+  // x = F / k, phi = 0 (phi'^2 sin phi and the phi-dependence of M are of second order there) gives
+  //   M0 q'' + C q' + K q = 0,  M0 = [[m + m_c, m l], [m l, m l^2]],  C = 0,  K = [[k, 0], [0, m g l]],
+  // whose eigenvalues solve det(lambda^2 M0 + K) = 0:
+  //   (lambda^2 (m + m_c) + k) (lambda^2 m l^2 + m g l) - lambda^4 m^2 l^2 = 0, i.e. with mu = lambda^2,
+  //   m_c l mu^2 + ((m + m_c) g + k l) mu + k g = 0,
+  // two negative roots mu, so four undamped roots lambda = +-i sqrt(-mu). Solved here by the quadratic formula.
+  struct Case {
+    double mc, m, l, k, g, F;
+  };
+  const Case cases[] = {{1.0, 0.5, 1.0, 10.0, 9.81, 0.0}, {1.0, 0.5, 1.0, 10.0, 9.81, 2.0}, {0.3, 2.0, 0.7, 45.0, 3.7, -1.5}};
+  for (const auto& c : cases) {
+    auto num = [](double v) {
+      char b[40];
+      std::snprintf(b, sizeof b, "%.17g", v);
+      return std::string(b);
+    };
+    const std::string text = "model = \"carriage_pendulum\"\nformulation = \"ode\"\n[parameters]\ncarriage_mass = " +
+                             num(c.mc) + "\nbob_mass = " + num(c.m) + "\nrod_length = " + num(c.l) +
+                             "\nspring_stiffness = " + num(c.k) + "\ngravity = " + num(c.g) + "\nforce = " + num(c.F) +
+                             "\n[initial]\nx = " + num(c.F / c.k) + "\n";
+    const Linearized l = linearize_text(text);
+    CHECK(l.result.equilibrium_residual < 1e-14);
+    const double a = c.mc * c.l, b = (c.m + c.mc) * c.g + c.k * c.l, cc = c.k * c.g;
+    const double disc = std::sqrt(b * b - 4 * a * cc);
+    const double mu1 = (-b + disc) / (2 * a), mu2 = (-b - disc) / (2 * a);
+    REQUIRE(mu1 < 0);
+    const double w1 = std::sqrt(-mu1), w2 = std::sqrt(-mu2);
+    const std::vector<cd> expected{{0, -w2}, {0, -w1}, {0, w1}, {0, w2}};
+    const std::vector<cd> got = sorted_by_imag(l.result.eig.values);
+    REQUIRE(got.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      CAPTURE(i);
+      CHECK(std::abs(got[i] - expected[i]) < 1e-12 * w2);
+    }
+    CHECK(l.result.modal.counts.undamped == 2);
+    CHECK(l.result.modal.counts.oscillatory == 2);
+  }
+}
+
+TEST_CASE("linear: the shipped carriage-pendulum linear scenario linearises and passes the growth check") {
+  std::string out;
+  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/carriage_pendulum_linear.toml";
+  CHECK(rollsim::test::run_binary("linearize " + scenario, out) == 0);
+  CHECK(out.find("2 oscillatory, 0 damped, 2 undamped") != std::string::npos);
+  CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
+  CHECK(out.find("PASS") != std::string::npos);
+}
+
+TEST_CASE("linear: nonsmooth models and constrained formulations are refused with exit 2 and the reason") {
+  const std::string dir = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/";
+  std::string out;
+  for (const char* command : {"linearize", "check growth"}) {
+    CAPTURE(command);
+    for (const char* nonsmooth : {"disk_type_a.toml", "relay_feedback.toml"}) {
+      CAPTURE(nonsmooth);
+      CHECK(rollsim::test::run_binary(std::string(command) + " " + dir + nonsmooth, out) == 2);
+      CHECK(out.find("nonsmooth (a Filippov system)") != std::string::npos);
+      CHECK(out.find("no Jacobian") != std::string::npos);
+      CHECK(out.find("rollsim run") != std::string::npos);
+      CHECK(out.find("internal error") == std::string::npos);
+    }
+    for (const char* dae : {"tipping_table_dae.toml", "carriage_pendulum.toml"}) {
+      CAPTURE(dae);
+      CHECK(rollsim::test::run_binary(std::string(command) + " " + dir + dae, out) == 2);
+      CHECK(out.find("formulation = \"dae\"") != std::string::npos);
+      CHECK(out.find("--set formulation=ode") != std::string::npos);
+    }
+  }
+  // The minimal form of the same scenarios is accepted.
+  CHECK(rollsim::test::run_binary("linearize " + dir + "carriage_pendulum.toml --set formulation=ode --set initial.phi=0",
+                                  out) == 0);
+  CHECK(rollsim::test::run_binary("linearize " + dir + "tipping_table_dae.toml --set formulation=ode --set initial.theta1=0",
+                                  out) == 0);
+}
+
+TEST_CASE("growth: exit 1 only for a failed check; a perturbed run that cannot finish is a solver failure (3)") {
+  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/tipping_table_linear.toml";
+  std::string out;
+  CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
+  // A tolerance below every row's integration floor: no row can be judged, so the check fails and says why.
+  CHECK(rollsim::test::run_binary("check growth " + scenario + " --set growth.tolerance=1e-12", out) == 1);
+  CHECK(out.find("FAIL") != std::string::npos);
+  CHECK(out.find("no row with epsilon <= growth.small_epsilon") != std::string::npos);
+  CHECK(rollsim::test::run_binary("check growth " + scenario + " --set solver.max_steps=5", out) == 3);
+  CHECK(out.find("solver failure in a perturbed run") != std::string::npos);
+}
+
+namespace {
+
+/// The growth check on the benchmark table, optionally with a table torque and theta2 at its equilibrium.
+rollsim::GrowthResult table_growth(double torque) {
+  const double g = 9.81, r = 0.25, m = 1.0;
+  // Equilibrium with torque tau: theta1 = 0 and m g s = tau, so s = r (theta1 - theta2) = tau / (m g).
+  const double theta2 = -torque / (m * g) / r;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "initial.theta2=%.17g", theta2);
+  const Linearized l = linearize_text(rollsim::test::read_file(std::string(ROLLSIM_SOURCE_DIR) +
+                                                               "/scenarios/tipping_table_linear.toml"),
+                                      {"parameters.table_torque=" + std::to_string(torque), buf});
+  const auto& model = rollsim::linearizable(*l.system, l.sc);
+  return rollsim::check_growth(l.sc, model, l.result, rollsim::growth_options(l.sc));
+}
+
+}  // namespace
+
+TEST_CASE("growth: the error's order is 2 at the symmetric equilibrium and 1 with a table torque") {
+  // At theta1 = theta2 = 0 with no torque the model is odd in the state (x -> -x maps solutions to
+  // solutions), so the quadratic terms vanish and the error of the fitted rate falls as epsilon^2. A torque
+  // moves the equilibrium to s = tau / (m g) != 0, where quadratic terms exist: the error falls as epsilon.
+  for (double torque : {0.0, 0.5}) {
+    CAPTURE(torque);
+    const rollsim::GrowthResult g = table_growth(torque);
+    CHECK(g.passed);
+    REQUIRE(g.orders.size() == 3);  // the oscillatory pair and the two real roots
+    for (const auto& o : g.orders) {
+      CAPTURE(o.label);
+      CHECK(o.points >= 2);
+      if (torque == 0)
+        CHECK(std::abs(o.order - 2.0) <= 0.05);
+      else
+        CHECK(std::abs(o.order - 1.0) <= 0.1);
+    }
+    // The floor is an estimate, not a measurement: it is positive and finite for every row, and it grows as
+    // epsilon shrinks only where the equilibrium is away from x = 0 (the round-off of u |x0|).
+    for (const auto& row : g.rows) CHECK((row.floor > 0 && std::isfinite(row.floor)));
+    // At small epsilon the measured error is at most the floor plus the nonlinear error, the latter
+    // extrapolated from epsilon = 1e-3 with the theoretical order (2 at x0 = 0, 1 with the torque).
+    const double p = torque == 0 ? 2.0 : 1.0;
+    for (const auto& row : g.rows) {
+      if (row.epsilon > 1e-6) continue;
+      double ref = NAN;
+      for (const auto& other : g.rows)
+        if (other.mode == row.mode && std::abs(other.epsilon - 1e-3) < 1e-15) ref = other.rel_error;
+      CAPTURE(row.label);
+      CAPTURE(row.epsilon);
+      CHECK(row.rel_error <= row.floor + 2 * ref * std::pow(row.epsilon / 1e-3, p));
+    }
+    const auto& first = g.rows.front();  // smallest epsilon of the first mode
+    const auto& last = g.rows[7];        // largest
+    if (torque == 0)
+      CHECK(first.floor < 10 * last.floor);
+    else
+      CHECK(first.floor > 1e3 * last.floor);
+  }
+}

@@ -240,3 +240,101 @@ TEST_CASE("tipping table: samples are on the output grid, from dense output, wit
   // At the edge event |s| = l/2.
   CHECK(std::abs(tt::contact_position(tt::Params{}, r.rec.events[1].x.data())) == doctest::Approx(0.5).epsilon(1e-12));
 }
+
+namespace {
+
+/// The column of an output signal of a recorded run, by name.
+std::vector<double> output_column(const test::Run& r, const std::string& name) {
+  const auto& outs = tt::output_signals();
+  std::size_t k = outs.size();
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    if (outs[i].name == name) k = i;
+  REQUIRE(k < outs.size());
+  std::vector<double> c;
+  for (const auto& y : r.rec.y) c.push_back(y[k]);
+  return c;
+}
+
+const std::string kTable = "model = \"tipping_table\"\n[initial]\ntheta1 = 0.01\n";
+
+}  // namespace
+
+TEST_CASE("tipping table: friction_demand is |T_c|/N while N > 0 and NaN after a recorded lift-off") {
+  const test::Run r = test::run_text(kTable, {"events.lift_off=record", "events.table_edge=stop"});
+  REQUIRE(r.result.completed());
+  const auto n = output_column(r, "normal_force"), t = output_column(r, "tangential_force"),
+             d = output_column(r, "friction_demand");
+  long negative = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (n[i] > 0) {
+      CHECK(d[i] == doctest::Approx(std::abs(t[i]) / n[i]).epsilon(1e-15));
+    } else {
+      CHECK(std::isnan(d[i]));
+      ++negative;
+    }
+  }
+  CHECK(negative > 100);  // lift-off at 1.626 s, the edge at 1.820 s: ~190 samples with N < 0
+}
+
+TEST_CASE("tipping table: friction_demand_max does not depend on output_dt") {
+  // To a stopped lift-off and to a recorded one: N -> 0 with T_c != 0, so the supremum is +inf; the largest
+  // value while N >= 0.1 m_w g is finite, located on the window's edge. A run ended by t_end before lift-off,
+  // and one with the wheel rolling (omega2 = 3 rad/s), have finite suprema.
+  const std::vector<std::vector<std::string>> cases{
+      {},
+      {"events.lift_off=record", "events.table_edge=stop"},
+      {"simulation.t_end=1.2"},
+      {"initial.omega2=3", "simulation.t_end=0.4"},
+      {"initial.theta1=0", "initial.omega1=0.3", "initial.omega2=-2", "simulation.t_end=0.5"},
+      // A heavy table: the wheel crosses it to the edge, and D has its maximum inside the run, between steps
+      // (9.680133e-2 at the steps alone, 9.680257e-2 located).
+      {"parameters.table_inertia=5", "initial.theta1=0", "initial.omega1=0.5", "initial.omega2=-3",
+       "events.table_edge=stop"},
+  };
+  for (const auto& c : cases) {
+    std::vector<double> sup, loaded;
+    for (const char* dt : {"20", "1", "0.001"}) {
+      auto sets = c;
+      sets.push_back(std::string("simulation.output_dt=") + dt);
+      const test::Run r = test::run_text(kTable, sets);
+      REQUIRE(r.result.completed());
+      sup.push_back(r.summary("friction_demand_max"));
+      loaded.push_back(r.summary("friction_demand_max_loaded"));
+    }
+    CAPTURE(c.size() ? c[0] : std::string("benchmark"));
+    CAPTURE(sup[0]);
+    CAPTURE(loaded[0]);
+    for (std::size_t i = 1; i < sup.size(); ++i) {
+      if (std::isinf(sup[0]))
+        CHECK(sup[i] == sup[0]);
+      else
+        CHECK(sup[i] == doctest::Approx(sup[0]).epsilon(1e-9));
+      CHECK(loaded[i] == doctest::Approx(loaded[0]).epsilon(1e-9));
+    }
+    // Against a dense sampling of the columns (1e-5 s): the largest sampled value, and where N crosses the
+    // window's edge N_w, |T_c| / N_w with T_c interpolated linearly in N between the two samples around it.
+    auto sets = c;
+    sets.push_back("simulation.output_dt=1e-5");
+    const test::Run dense = test::run_text(kTable, sets);
+    const auto n = output_column(dense, "normal_force"), t = output_column(dense, "tangential_force"),
+               d = output_column(dense, "friction_demand");
+    const double n_w = tt::kDemandWindowFraction * 9.81;
+    double sampled_sup = 0, sampled_loaded = 0;
+    for (std::size_t i = 0; i < d.size() && n[i] > 0; ++i) {
+      sampled_sup = std::max(sampled_sup, d[i]);
+      if (n[i] >= n_w) sampled_loaded = std::max(sampled_loaded, d[i]);
+      if (i + 1 < d.size() && (n[i] >= n_w) != (n[i + 1] >= n_w)) {
+        const double w = (n[i] - n_w) / (n[i] - n[i + 1]);
+        sampled_loaded = std::max(sampled_loaded, std::abs(t[i] + w * (t[i + 1] - t[i])) / n_w);
+      }
+    }
+    CAPTURE(sampled_sup);
+    CAPTURE(sampled_loaded);
+    CHECK(sampled_loaded <= loaded[0] * (1 + 1e-9));
+    CHECK(sampled_loaded >= loaded[0] * (1 - 1e-6));
+    if (!std::isinf(sup[0])) {
+      CHECK(sampled_sup <= sup[0] * (1 + 1e-9));
+      CHECK(sampled_sup >= sup[0] * (1 - 1e-6));
+    }
+  }
+}

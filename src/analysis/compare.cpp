@@ -43,10 +43,6 @@ const std::vector<double>& Recorder::column(const std::string& name) const {
 
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 std::string fmt(double v) {
   std::ostringstream os;
   os.precision(3);
@@ -98,7 +94,7 @@ Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareToler
     return d;
   };
   for (const auto& name : a.state_names)
-    if (b.has(name) && (contains(b.state_names, name))) c.states.push_back(diff(name));
+    if (b.has(name)) c.states.push_back(diff(name));  // a state of a, as a state or an output of b
   for (const auto& name : a.output_names) {
     if (!b.has(name)) continue;
     if (a.units.at(name) == "N")
@@ -144,6 +140,21 @@ Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareToler
                          fmt(tol.event_time));
   c.passed = c.problems.empty();
   return c;
+}
+
+std::vector<KeySpec> formulation_check_keys() {
+  return {
+      real_key("check.state_tol", "state units",
+               "rollsim check formulations: largest allowed difference of the ODE's states between ODE and DAE")
+          .with_default(CompareTolerances{}.state)
+          .positive(),
+      real_key("check.force_tol", "N", "rollsim check formulations: largest allowed difference of a force output")
+          .with_default(CompareTolerances{}.force)
+          .positive(),
+      real_key("check.event_time_tol", "s", "rollsim check formulations: largest allowed event time difference")
+          .with_default(CompareTolerances{}.event_time)
+          .positive(),
+  };
 }
 
 FormulationCheck check_formulations(const std::string& path, const std::vector<std::string>& overrides) {

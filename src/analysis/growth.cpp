@@ -1,21 +1,18 @@
 #include "rollsim/analysis/growth.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "rollsim/models/registry.hpp"
 #include "rollsim/solve/simulate.hpp"
 
 namespace rollsim {
 
 namespace {
 
-std::string num(double v) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
-}
+/// Unit round-off of double: x0 + epsilon shape is stored, and each step computed, to this relative precision.
+constexpr double kRoundoff = 2.220446049250313e-16;
 
 /// Least-squares slope of y against t.
 double slope(const std::vector<double>& t, const std::vector<double>& y) {
@@ -75,10 +72,16 @@ GrowthOptions growth_options(const Scenario& sc) {
   return o;
 }
 
-GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const GrowthOptions& opt) {
+GrowthResult check_growth(const Scenario& sc, const Linearizable& model, const LinearResult& lin,
+                          const GrowthOptions& opt) {
   GrowthResult res;
+  res.floor_margin = opt.floor_margin;
+  res.order_points = opt.order_points;
   const auto n = lin.x0.size();
   const Eigen::MatrixXcd Vinv = lin.eig.vectors.inverse();
+  const double x0_norm = lin.x0.cwiseAbs().maxCoeff();
+  const SimulationOptions base = simulation_options(sc);
+  bool judged = false;
   for (Eigen::Index k = 0; k < lin.eig.values.size(); ++k) {
     const std::complex<double> lambda = lin.eig.values(k);
     const auto& row = lin.modal.rows[static_cast<std::size_t>(k)];
@@ -88,7 +91,9 @@ GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const Gro
     const double window = opt.window_scale * (row.oscillatory ? 2.0 * 2.0 * M_PI / std::abs(lambda.imag())
                                                               : 1.0 / std::abs(lambda.real()));
     const Eigen::VectorXd shape = lin.eig.vectors.col(k).real();
-    std::vector<double> eps_ok, err_ok;
+    const double q0 = std::abs((Vinv.row(k) * shape.cast<std::complex<double>>())(0));  // |q(0)| per unit epsilon
+    const double vinv_norm = Vinv.row(k).cwiseAbs().sum();
+    std::vector<double> log_eps, log_err;
     for (double eps : opt.epsilons) {
       GrowthRow r;
       r.mode = static_cast<int>(k + 1);
@@ -96,19 +101,24 @@ GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const Gro
       r.epsilon = eps;
       r.predicted = lambda;
       r.window = window;
-      std::vector<std::string> sets = sc.overrides;
-      for (Eigen::Index i = 0; i < n; ++i)
-        sets.push_back("initial." + lin.state_names[static_cast<std::size_t>(i)] + "=" + num(lin.x0(i) + eps * shape(i)));
-      sets.push_back("simulation.t_end=" + num(window));
-      sets.push_back("simulation.output_dt=" + num(window / static_cast<double>(opt.samples)));
-      sets.push_back("solver.rtol=" + num(opt.rtol));
-      sets.push_back("solver.atol=" + num(std::max(1e-300, eps * opt.rtol * 1e-3)));
-      sets.push_back("solver.method=\"bdf\"");
-      const Scenario run_sc = load_scenario_text(sc.text, sc.path, sets);
-      auto system = build_system(run_sc);
+      SimulationOptions so = base;
+      so.t_end = window;
+      so.output_dt = window / static_cast<double>(opt.samples);
+      so.solver.method = "bdf";
+      so.solver.rtol = opt.rtol;
+      so.solver.atol = std::max(1e-300, eps * opt.rtol * 1e-3);
+      const Eigen::VectorXd x_start = lin.x0 + eps * shape;
+      auto system = model.starting_at(x_start.data());
       StateRecorder rec;
-      const RunResult rr = simulate(*system, simulation_options(run_sc), {&rec});
-      if (!rr.completed()) r.status = rr.status + ": " + rr.message;
+      const RunResult rr = simulate(*system, so, {&rec});
+      const double steps = static_cast<double>(std::max(1L, rr.stats.get("n_steps")));
+      const double per_step = so.solver.rtol * eps + so.solver.atol + kRoundoff * x0_norm;
+      const double delta = vinv_norm * per_step / (eps * q0);
+      r.floor = 2.0 * delta * std::sqrt(steps) / (std::abs(lambda) * window);
+      if (!rr.completed()) {
+        r.status = rr.status + ": " + rr.message;
+        if (res.run_failure.empty()) res.run_failure = rr.status;
+      }
       else if (rr.t_final < window * (1 - 1e-12)) r.status = "stopped early by " + rr.termination;
       // Fit over the samples (the event instants are samples too; they are on the same curve).
       std::vector<double> t, logmag, phase;
@@ -133,31 +143,54 @@ GrowthResult check_growth(const Scenario& sc, const LinearResult& lin, const Gro
         phase.push_back(unwrap);
       }
       if (t.size() < 10) {
-        r.status = "too few samples to fit (" + std::to_string(t.size()) + ")";
+        if (r.status == "ok") r.status = "too few samples to fit (" + std::to_string(t.size()) + ")";
         r.measured = NAN;
         r.rel_error = NAN;
       } else {
         r.measured = {slope(t, logmag), row.oscillatory ? slope(t, phase) : 0.0};
         r.rel_error = std::abs(r.measured - lambda) / std::abs(lambda);
       }
-      if (eps <= opt.small_epsilon && !(r.rel_error <= opt.tolerance)) res.passed = false;
-      if (r.status == "ok" && r.rel_error > 0) {
-        eps_ok.push_back(std::log(eps));
-        err_ok.push_back(std::log(r.rel_error));
+      if (eps <= opt.small_epsilon) {
+        if (r.floor > opt.tolerance) {
+          if (r.status == "ok") r.status = "not judged: the integration floor is above growth.tolerance";
+        } else {
+          judged = true;
+          if (!(r.rel_error <= opt.tolerance)) {
+            res.passed = false;
+            char b[200];
+            std::snprintf(b, sizeof b, "mode %s, epsilon %.1e: relative error %.3e above growth.tolerance %.1e",
+                          label.c_str(), eps, r.rel_error, opt.tolerance);
+            res.problems.push_back(b);
+          }
+        }
+      }
+      if (r.status == "ok" && r.rel_error > opt.floor_margin * r.floor) {
+        log_eps.push_back(std::log(eps));
+        log_err.push_back(std::log(r.rel_error));
       }
       res.rows.push_back(r);
     }
-    // The order: the slope over the largest epsilons, where nonlinearity dominates the integration error.
     GrowthOrder ord;
     ord.label = label;
+    // The asymptotic order: over the smallest epsilons above the floor (the epsilons are in the given order;
+    // sort them so "smallest" holds for any order), since larger ones add terms of higher order.
+    std::vector<std::size_t> idx(log_eps.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return log_eps[a] < log_eps[b]; });
+    if (idx.size() > static_cast<std::size_t>(opt.order_points)) idx.resize(static_cast<std::size_t>(opt.order_points));
     std::vector<double> le, lr;
-    for (std::size_t i = 0; i < eps_ok.size(); ++i)
-      if (std::exp(err_ok[i]) > 1e3 * opt.rtol) {
-        le.push_back(eps_ok[i]);
-        lr.push_back(err_ok[i]);
-      }
+    for (auto i : idx) {
+      le.push_back(log_eps[i]);
+      lr.push_back(log_err[i]);
+    }
+    ord.points = static_cast<int>(le.size());
     if (le.size() >= 2) ord.order = slope(le, lr);
     res.orders.push_back(ord);
+  }
+  if (!judged) {
+    res.passed = false;
+    res.problems.push_back("no row with epsilon <= growth.small_epsilon has an integration floor below "
+                           "growth.tolerance; lower growth.rtol or raise growth.small_epsilon");
   }
   return res;
 }

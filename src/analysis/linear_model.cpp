@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
 
@@ -26,6 +27,34 @@ std::vector<KeySpec> linear_keys() {
   };
 }
 
+std::vector<KeySpec> smooth_model_keys() {
+  std::vector<KeySpec> v = linear_keys();
+  for (auto& k : growth_keys()) v.push_back(std::move(k));
+  return v;
+}
+
+const Linearizable& linearizable(const HybridSystem& system, const Scenario& sc) {
+  if (system.formulation() == Formulation::Dae) {
+    std::string msg = "formulation = \"" + (sc.has("formulation") ? sc.string("formulation") : std::string("dae")) +
+                      "\" of model \"" + system.model_name() +
+                      "\" is a constrained system (redundant coordinates held by constraints, and their multipliers), "
+                      "which rollsim does not linearise";
+    bool has_ode = false;
+    for (const auto& k : sc.schema)
+      if (k.path == "formulation")
+        for (const auto& c : k.choices) has_ode = has_ode || c == "ode";
+    msg += has_ode ? "; use its minimal form: formulation = \"ode\" (--set formulation=ode)"
+                   : "; the model has no minimal (ODE) form to linearise";
+    sc.fail("formulation", msg);
+  }
+  const auto* lin = dynamic_cast<const Linearizable*>(&system);
+  if (!lin)
+    sc.fail("model", "the model \"" + system.model_name() +
+                         "\" is nonsmooth (a Filippov system): its right-hand side switches across a surface, so it has "
+                         "no Jacobian there and no linearisation or growth rates; simulate it with `rollsim run`");
+  return *lin;
+}
+
 LinearOptions linear_options(const Scenario& sc) {
   LinearOptions o;
   if (sc.has("linear.outputs")) o.outputs = sc.string_list("linear.outputs");
@@ -41,11 +70,9 @@ LinearOptions linear_options(const Scenario& sc) {
   return o;
 }
 
-LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Origin& where) {
-  const auto* lin = dynamic_cast<const Linearizable*>(&system);
-  if (!lin)
-    throw InputError(where, "the model \"" + system.model_name() +
-                                "\" has no smooth right-hand side to linearise (it is switched or nonsmooth)");
+LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Scenario& sc) {
+  const Linearizable* lin = &linearizable(system, sc);
+  const Origin where{sc.path, 0, 0};
   LinearResult r;
   const auto& states = system.states();
   const auto& outs = system.outputs();
@@ -69,7 +96,7 @@ LinearResult linearize_system(const HybridSystem& system, const LinearOptions& o
     if (k < 0) {
       std::string list;
       for (const auto& s : all) list += (list.empty() ? "" : ", ") + s.name;
-      throw InputError(where, "linear.outputs: unknown signal \"" + name + "\"; allowed: " + list);
+      sc.fail("linear.outputs", "linear.outputs: unknown signal \"" + name + "\"; allowed: " + list);
     }
     pick.push_back(k);
     r.output_names.push_back(all[static_cast<std::size_t>(k)].name);

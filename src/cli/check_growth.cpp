@@ -3,7 +3,9 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "rollsim/core/error.hpp"
 #include "rollsim/analysis/growth.hpp"
+#include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/io/growth_writer.hpp"
 #include "rollsim/models/registry.hpp"
 
@@ -19,34 +21,48 @@ struct GrowthArgs {
 int growth_command(const GrowthArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
   auto system = build_system(sc);
+  // A nonsmooth model or a constrained formulation is an input error (exit 2).
+  const Linearizable& model = linearizable(*system, sc);
   const LinearOptions lopt = linear_options(sc);
   const GrowthOptions gopt = growth_options(sc);
   const std::string out = (!a.out.empty() || (sc.has("output.file") && !sc.string("output.file").empty()))
                               ? output_path(sc, a.out)
                               : std::string();
-  const LinearResult lin = linearize_system(*system, lopt, Origin{sc.path, 0, 0});
-  const GrowthResult g = check_growth(sc, lin, gopt);
+  const LinearResult lin = linearize_system(*system, lopt, sc);
+  const GrowthResult g = check_growth(sc, model, lin, gopt);
   std::printf("Short-time growth check: nonlinear runs from the equilibrium plus epsilon x mode shape\n");
-  std::printf("%-20s %9s %24s %24s %11s  %s\n", "mode", "epsilon", "eigenvalue [rad/s]", "measured [rad/s]",
-              "rel. error", "status");
+  std::printf("%-20s %9s %24s %24s %11s %11s  %s\n", "mode", "epsilon", "eigenvalue [rad/s]", "measured [rad/s]",
+              "rel. error", "floor", "status");
   for (const auto& r : g.rows) {
     char p[64], m[64];
     std::snprintf(p, sizeof p, "%.9f%+.9fi", r.predicted.real(), r.predicted.imag());
     std::snprintf(m, sizeof m, "%.9f%+.9fi", r.measured.real(), r.measured.imag());
-    std::printf("%-20s %9.1e %24s %24s %11.3e  %s\n", r.label.c_str(), r.epsilon, p, m, r.rel_error, r.status.c_str());
+    std::printf("%-20s %9.1e %24s %24s %11.3e %11.3e  %s\n", r.label.c_str(), r.epsilon, p, m, r.rel_error, r.floor,
+                r.status.c_str());
   }
-  std::printf("\nObserved order of the error in epsilon (where it exceeds the integration error):\n");
+  std::printf("\nfloor: the estimated integration-error floor of the relative error, %s\n", kGrowthFloorFormula);
+  std::printf("\nObserved order of the error in epsilon (over the %d smallest epsilons with error > %g x floor):\n",
+              gopt.order_points, gopt.floor_margin);
   for (const auto& o : g.orders)
-    std::printf("  %-20s %s\n", o.label.c_str(), std::isnan(o.order) ? "-" : std::to_string(o.order).c_str());
+    std::printf("  %-20s %s  (%d rows)\n", o.label.c_str(), std::isnan(o.order) ? "-" : std::to_string(o.order).c_str(),
+                o.points);
   std::printf("\nSmall-epsilon check (epsilon <= %g, relative error <= %g): %s\n", gopt.small_epsilon, gopt.tolerance,
               g.passed ? "PASS" : "FAIL");
+  for (const auto& p : g.problems) std::printf("  %s\n", p.c_str());
   if (!out.empty()) {
     ResultFile file(out, provenance(sc));
     write_growth(file.root(), g);
     file.close(true, "ok");
     std::printf("wrote %s\n", out.c_str());
   }
-  return g.passed ? 0 : 1;
+  // Exit 1 means only that the check failed; a run that could not be completed is not a failed check.
+  if (g.run_failure == "interrupted") return kExitInterrupted;
+  if (!g.run_failure.empty()) {
+    std::fprintf(stderr, "rollsim: solver failure in a perturbed run (see the status column); the check could not "
+                         "be carried out\n");
+    return kExitSolver;
+  }
+  return g.passed ? kExitOk : kExitFailure;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "rollsim/analysis/compare.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 
 namespace rollsim::tipping_table {
@@ -15,7 +16,6 @@ constexpr int kQ = BodyModel::nq;
 static_assert(mechanics::state_size<BodyModel>() == kDaeStates);
 
 enum State { kTh1, kTh2, kPx, kPy, kW1, kW2, kVx, kVy, kLn, kLt };
-enum DaeOut { kConstraintNormal = 8, kConstraintRolling = 9, kDaeOutputs = 10 };
 
 const Signals& dae_state_signals() {
   const Signals& ode = state_signals();  // theta1, theta2, omega1, omega2
@@ -46,14 +46,35 @@ const Signals& dae_output_signals() {
   return s;
 }
 
+/// The position of an output by name: the DAE's outputs are the ODE's (output_signals(), in its order) plus
+/// its constraint residuals, so the columns follow the declarations wherever a signal is added.
+int column(const std::string& name) {
+  const Signals& s = dae_output_signals();
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i].name == name) return static_cast<int>(i);
+  throw std::logic_error("tipping table DAE: no output named " + name);
+}
+
+struct Columns {
+  int s = column("contact_position"), n = column("normal_force"), t = column("tangential_force"),
+      demand = column("friction_demand"), kin = column("kinetic_energy"), pot = column("potential_energy"),
+      tot = column("total_energy"), work = column("input_work"), c_normal = column("constraint_normal"),
+      c_rolling = column("constraint_rolling");
+};
+
+const Columns& columns() {
+  static const Columns c;
+  return c;
+}
+
 /// The table's summary, plus the largest constraint residuals.
 class DaeSummarizer final : public Summarizer {
  public:
   explicit DaeSummarizer(std::unique_ptr<Summarizer> base) : base_(std::move(base)) {}
   void on_point(double t, const double* x, const double* y, int mode) override {
     base_->on_point(t, x, y, mode);
-    max_n_ = std::max(max_n_, std::abs(y[kConstraintNormal]));
-    max_r_ = std::max(max_r_, std::abs(y[kConstraintRolling]));
+    max_n_ = std::max(max_n_, std::abs(y[columns().c_normal]));
+    max_r_ = std::max(max_r_, std::abs(y[columns().c_rolling]));
   }
   void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
     base_->on_event(t, kind, before, after, x);
@@ -105,25 +126,26 @@ class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
 
   void compute_outputs(double, const double* x, int, double* y) const override {
     const Params& p = m_.p;
+    const Columns& k = columns();
     const double n = x[kLn], t = x[kLt];
-    y[0] = contact(x);
-    y[1] = n;
-    y[2] = t;
-    y[3] = std::abs(t) / n;
-    y[4] = 0.5 * p.table_inertia * x[kW1] * x[kW1] + 0.5 * p.wheel_inertia * x[kW2] * x[kW2] +
-           0.5 * p.wheel_mass * (x[kVx] * x[kVx] + x[kVy] * x[kVy]);
-    y[5] = p.wheel_mass * p.gravity * x[kPy];
-    y[6] = y[4] + y[5];
-    y[7] = p.table_torque * (x[kTh1] - x0_[kTh1]);
+    y[k.s] = contact(x);
+    y[k.n] = n;
+    y[k.t] = t;
+    y[k.demand] = n > 0 ? std::abs(t) / n : NAN;
+    y[k.kin] = 0.5 * p.table_inertia * x[kW1] * x[kW1] + 0.5 * p.wheel_inertia * x[kW2] * x[kW2] +
+               0.5 * p.wheel_mass * (x[kVx] * x[kVx] + x[kVy] * x[kVy]);
+    y[k.pot] = p.wheel_mass * p.gravity * x[kPy];
+    y[k.tot] = y[k.kin] + y[k.pot];
+    y[k.work] = p.table_torque * (x[kTh1] - x0_[kTh1]);
     double c[2];
     m_.constraints(x, c);
-    y[kConstraintNormal] = c[0];
-    y[kConstraintRolling] = -c[1];  // the element's own residual r (phi - phi_s) - (s - s_s)
+    y[k.c_normal] = c[0];
+    y[k.c_rolling] = -c[1];  // the element's own residual r (phi - phi_s) - (s - s_s)
   }
 
   std::unique_ptr<Summarizer> make_summarizer() const override {
     return std::make_unique<DaeSummarizer>(
-        make_table_summarizer(m_.p.friction_coefficient ? *m_.p.friction_coefficient : NAN));
+        make_table_summarizer(m_.p, {kTh1, kTh2, kW1, kW2}));
   }
 
  private:
@@ -167,16 +189,7 @@ void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string
                        "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
                   .with_default(DaeOptions{}.stabilization_rate)
                   .non_negative());
-  v.push_back(real_key("check.state_tol", "state units",
-                       "rollsim check formulations: largest allowed state difference between ODE and DAE")
-                  .with_default(1e-7)
-                  .positive());
-  v.push_back(real_key("check.force_tol", "N", "rollsim check formulations: largest allowed contact force difference")
-                  .with_default(1e-6)
-                  .positive());
-  v.push_back(real_key("check.event_time_tol", "s", "rollsim check formulations: largest allowed event time difference")
-                  .with_default(1e-8)
-                  .positive());
+  for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
   const auto it = raw.find("formulation");
   if (it != raw.end() && it->second == "dae")
     v.push_back(string_key("solver.method", "bdf", {"bdf"},

@@ -1,6 +1,8 @@
 #include "rollsim/models/tipping_table_system.hpp"
 
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -8,7 +10,6 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "rollsim/analysis/linear.hpp"
-#include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
@@ -37,7 +38,9 @@ const Signals& output_signals() {
       {"contact_position", "m", "contact point along the table from the pivot, s = r (theta1 - theta2)"},
       {"normal_force", "N", "contact force on the wheel along the table normal"},
       {"tangential_force", "N", "contact force on the wheel along the table, towards increasing s"},
-      {"friction_demand", "1", "|tangential_force| / normal_force: the friction coefficient needed to roll"},
+      {"friction_demand", "1",
+       "|tangential_force| / normal_force, the friction coefficient needed to roll, while normal_force > 0; NaN "
+       "where normal_force <= 0 (no contact: the ratio means nothing)"},
       {"kinetic_energy", "J", "kinetic energy T"},
       {"potential_energy", "J", "potential energy V"},
       {"total_energy", "J", "T + V"},
@@ -48,11 +51,145 @@ const Signals& output_signals() {
 
 namespace {
 
-/// Running extremes over every sample and internal step.
+/// The friction demand's extremes over the contact phase, independent of the sampling. The loop reports
+/// every internal step and every sample (in time order); between two consecutive points the summarizer
+/// finds, by integrating the minimal equations from the earlier point (classical Runge-Kutta, 256 substeps
+/// per interval) and bisecting, each maximum of D = |T_c|/N (dD/dt falling through 0) and each crossing of
+/// N = N_w, so the extremes are those of the trajectory, not of its samples. (Two extrema of D within one
+/// interval, a sign change of dD/dt the endpoints cannot see, would be missed.) The contact phase ends at the
+/// first lift_off event: there N = 0, so D's supremum is +inf unless T_c = 0 at that instant.
+class DemandTracker {
+ public:
+  /// \param n_window the window's lower bound on N [N]
+  DemandTracker(const Params& p, double n_window) : p_(p), n_w_(n_window) {}
+
+  void point(double t, const double* x) {
+    if (ended_) return;
+    if (have_prev_ && t > t_prev_) interval(t_prev_, x_prev_, t, x);
+    take(x);
+    t_prev_ = t;
+    std::copy(x, x + kStates, x_prev_);
+    have_prev_ = true;
+  }
+
+  /// The first lift-off ends the contact phase.
+  void lift_off(const double* x) {
+    if (ended_) return;
+    ended_ = true;
+    double n, t;
+    contact_forces(p_, x, p_.table_torque, n, t);
+    sup_ = t != 0 ? INFINITY : std::max(sup_, 0.0);
+    unbounded_ = t != 0;
+  }
+
+  double sup() const { return sup_; }
+  double window_max() const { return window_max_; }
+  bool unbounded() const { return unbounded_; }
+  double n_window() const { return n_w_; }
+
+ private:
+  void take(const double* x) {
+    double n, t;
+    contact_forces(p_, x, p_.table_torque, n, t);
+    if (n > 0) sup_ = std::max(sup_, std::abs(t) / n);
+    if (n >= n_w_) window_max_ = std::fmax(window_max_, std::abs(t) / n);
+  }
+
+  /// dD/dt along the motion, by forward differentiation in the direction x' = f(x).
+  double demand_rate(const double* x) const {
+    using AD1 = Eigen::AutoDiffScalar<Eigen::Matrix<double, 1, 1>>;
+    double f[kStates];
+    rhs(p_, x, p_.table_torque, f);
+    AD1 xa[kStates];
+    for (int i = 0; i < kStates; ++i) xa[i] = AD1(x[i], Eigen::Matrix<double, 1, 1>(f[i]));
+    AD1 n, t;
+    contact_forces(p_, xa, AD1(p_.table_torque), n, t);
+    const double nd = n.derivatives()(0), td = t.derivatives()(0);
+    return (t.value() < 0 ? -1.0 : 1.0) * (td * n.value() - t.value() * nd) / (n.value() * n.value());
+  }
+
+  double normal_margin(const double* x) const {
+    double n, t;
+    contact_forces(p_, x, p_.table_torque, n, t);
+    return n - n_w_;
+  }
+
+  /// Advance x from t0 to t1 by classical Runge-Kutta in `steps` equal substeps.
+  void advance(double* x, double t0, double t1, int steps) const {
+    const double h = (t1 - t0) / steps;
+    double k1[kStates], k2[kStates], k3[kStates], k4[kStates], xt[kStates];
+    for (int s = 0; s < steps; ++s) {
+      rhs(p_, x, p_.table_torque, k1);
+      for (int i = 0; i < kStates; ++i) xt[i] = x[i] + 0.5 * h * k1[i];
+      rhs(p_, xt, p_.table_torque, k2);
+      for (int i = 0; i < kStates; ++i) xt[i] = x[i] + 0.5 * h * k2[i];
+      rhs(p_, xt, p_.table_torque, k3);
+      for (int i = 0; i < kStates; ++i) xt[i] = x[i] + h * k3[i];
+      rhs(p_, xt, p_.table_torque, k4);
+      for (int i = 0; i < kStates; ++i) x[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+    }
+  }
+
+  /// The state where g changes sign between (ta, xa) and tb (g(xa) and g at tb of opposite signs), by
+  /// bisection on states integrated from the bracket's left end.
+  template <class G>
+  void locate(double ta, const double* xa, double tb, G g, double* x_root) const {
+    constexpr int kSubsteps = 256;
+    const double span = tb - ta;
+    double lo = ta, x_lo[kStates];
+    std::copy(xa, xa + kStates, x_lo);
+    const bool sign_lo = g(x_lo) > 0;
+    double hi = tb;
+    while (hi - lo > 1e-15 * std::max(1.0, std::abs(hi)) + 1e-12 * span) {
+      const double mid = 0.5 * (lo + hi);
+      double xm[kStates];
+      std::copy(x_lo, x_lo + kStates, xm);
+      advance(xm, lo, mid, std::max(2, static_cast<int>(std::ceil(kSubsteps * (mid - lo) / span))));
+      if ((g(xm) > 0) == sign_lo) {
+        lo = mid;
+        std::copy(xm, xm + kStates, x_lo);
+      } else {
+        hi = mid;
+      }
+    }
+    std::copy(x_lo, x_lo + kStates, x_root);
+  }
+
+  void interval(double ta, const double* xa, double tb, const double* xb) {
+    double n_a, n_b, t_unused;
+    contact_forces(p_, xa, p_.table_torque, n_a, t_unused);
+    contact_forces(p_, xb, p_.table_torque, n_b, t_unused);
+    if (n_a > 0 && n_b > 0 && demand_rate(xa) > 0 && demand_rate(xb) < 0) {
+      double xr[kStates];
+      locate(ta, xa, tb, [this](const double* x) { return demand_rate(x); }, xr);
+      take(xr);
+    }
+    if ((n_a >= n_w_) != (n_b >= n_w_)) {
+      double xr[kStates];
+      locate(ta, xa, tb, [this](const double* x) { return normal_margin(x); }, xr);
+      double n, t;
+      contact_forces(p_, xr, p_.table_torque, n, t);
+      if (n > 0) window_max_ = std::fmax(window_max_, std::abs(t) / n_w_);  // D on the window's edge N = N_w
+      take(xr);
+    }
+  }
+
+  Params p_;
+  double n_w_;
+  bool have_prev_ = false, ended_ = false, unbounded_ = false;
+  double t_prev_ = 0, x_prev_[kStates] = {};
+  double sup_ = 0, window_max_ = NAN;
+};
+
+/// Running extremes over every sample and internal step; the friction demand's located exactly (DemandTracker).
+/// \param minimal where theta1, theta2, omega1, omega2 sit in the system's state.
 class TableSummarizer final : public Summarizer {
  public:
-  explicit TableSummarizer(double mu) : mu_(mu) {}
-  void on_point(double, const double*, const double* y, int) override {
+  TableSummarizer(const Params& p, const std::array<int, kStates>& minimal)
+      : mu_(p.friction_coefficient ? *p.friction_coefficient : NAN),
+        minimal_(minimal),
+        demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {}
+  void on_point(double t, const double* x, const double* y, int) override {
     const double e = y[kTot] - y[kWork];
     if (!have_e0_) {
       e0_ = e;
@@ -60,20 +197,34 @@ class TableSummarizer final : public Summarizer {
     }
     drift_ = std::max(drift_, std::abs(e - e0_));
     min_n_ = std::min(min_n_, y[kN]);
-    if (y[kN] > 0) max_demand_ = std::max(max_demand_, std::abs(y[kT]) / y[kN]);
+    double xm[kStates];
+    minimal_state(x, xm);
+    demand_.point(t, xm);
   }
-  void on_event(double t, const std::string& kind, int, int, const double*) override {
+  void on_event(double t, const std::string& kind, int, int, const double* x) override {
     if (kind == "table_edge" && std::isnan(t_edge_)) t_edge_ = t;
-    if (kind == "lift_off" && std::isnan(t_lift_)) t_lift_ = t;
+    if (kind == "lift_off" && std::isnan(t_lift_)) {
+      t_lift_ = t;
+      double xm[kStates];
+      minimal_state(x, xm);
+      demand_.lift_off(xm);
+    }
     if (kind == "slip_onset" && std::isnan(t_slip_)) t_slip_ = t;
   }
   std::vector<SummaryItem> items() const override {
+    char window[160];
+    std::snprintf(window, sizeof window, "largest |T_c|/N while N >= %g m_w g = %.6g N (contact phase)",
+                  kDemandWindowFraction, demand_.n_window());
     std::vector<SummaryItem> v{
         {"energy_initial", e0_, "", "J", "initial energy (T + V)", false},
         {"energy_drift_abs", drift_, "", "J", "largest energy drift", false},
         {"energy_drift_rel", e0_ != 0 ? drift_ / std::abs(e0_) : drift_, "", "1", "largest energy drift, relative", false},
         {"normal_force_min", min_n_, "", "N", "smallest normal force", false},
-        {"friction_demand_max", max_demand_, "", "1", "largest |T_c|/N", false},
+        {"friction_demand_max", demand_.sup(), "", "1",
+         demand_.unbounded() ? "sup |T_c|/N over the contact phase (unbounded: N -> 0 at lift-off, T_c != 0)"
+                             : "sup |T_c|/N over the contact phase",
+         false},
+        {"friction_demand_max_loaded", demand_.window_max(), "", "1", window, false},
         {"t_edge", t_edge_, "", "s", "time the wheel reaches the table edge", false},
         {"t_lift_off", t_lift_, "", "s", "time the normal force first falls through zero", false},
     };
@@ -82,9 +233,15 @@ class TableSummarizer final : public Summarizer {
   }
 
  private:
+  void minimal_state(const double* x, double* xm) const {
+    for (int i = 0; i < kStates; ++i) xm[i] = x[minimal_[static_cast<std::size_t>(i)]];
+  }
+
   double mu_;
+  std::array<int, kStates> minimal_;
+  DemandTracker demand_;
   bool have_e0_ = false;
-  double e0_ = 0, drift_ = 0, min_n_ = std::numeric_limits<double>::infinity(), max_demand_ = 0;
+  double e0_ = 0, drift_ = 0, min_n_ = std::numeric_limits<double>::infinity();
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
 };
 
@@ -141,7 +298,7 @@ class TableSystem final : public HybridSystem, public Linearizable {
     y[kS] = contact_position(p_, x);
     y[kN] = n;
     y[kT] = t;
-    y[kDemand] = std::abs(t) / n;
+    y[kDemand] = n > 0 ? std::abs(t) / n : NAN;
     y[kKin] = kinetic_energy(p_, x);
     y[kPot] = potential_energy(p_, x);
     y[kTot] = y[kKin] + y[kPot];
@@ -149,7 +306,7 @@ class TableSystem final : public HybridSystem, public Linearizable {
   }
 
   std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<TableSummarizer>(p_.friction_coefficient ? *p_.friction_coefficient : NAN);
+    return make_table_summarizer(p_, {0, 1, 2, 3});
   }
 
   // Linearizable: the same templated equations, with AD scalars; the input is the table torque.
@@ -175,6 +332,9 @@ class TableSystem final : public HybridSystem, public Linearizable {
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"theta2"}; }
+  std::unique_ptr<HybridSystem> starting_at(const double* x0) const override {
+    return std::make_unique<TableSystem>(p_, x0, a_);
+  }
 
   /// (1.7) holds for the benchmark's relations: equal masses, a uniform disk wheel, a thin plate table.
   std::vector<std::complex<double>> reference_eigenvalues(std::string& label) const override {
@@ -237,8 +397,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
                                   {"slip_onset", "record"}})
     v.push_back(string_key("events." + name, def, {"stop", "record"},
                            "at the " + name + " event: stop the run, or only record the event"));
-  for (auto& k : linear_keys()) v.push_back(k);
-  for (auto& k : growth_keys()) v.push_back(k);
+  for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   v.push_back(string_key("title", "", {}, "a title for plots and reports"));
   append_formulation_keys(v, raw);
   return v;
@@ -310,7 +469,9 @@ EventActions actions_from(const Scenario& sc) {
   return a;
 }
 
-std::unique_ptr<Summarizer> make_table_summarizer(double mu) { return std::make_unique<TableSummarizer>(mu); }
+std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal) {
+  return std::make_unique<TableSummarizer>(p, minimal);
+}
 
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions) {
   return std::make_unique<TableSystem>(p, x0, actions);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/observer.hpp"
 
 namespace rollsim {
@@ -30,12 +31,14 @@ class Recorder final : public Observer {
 };
 
 struct CompareTolerances {
-  double state = 1e-7;       ///< states (theta1, theta2, omega1, omega2: rad, rad/s)
+  double state = 1e-7;       ///< the ODE's states (e.g. theta1, theta2, omega1, omega2: rad, rad/s)
   double force = 1e-6;       ///< outputs with unit N [N]
   double event_time = 1e-8;  ///< [s]
 };
 
-/// The largest difference of one signal over the common sample times.
+/// The largest difference of one signal over the common sample times. A state of run a is compared with the
+/// signal of the same name in run b, a state or an output there (the DAE reports the minimal coordinates of
+/// the carriage pendulum as outputs).
 struct SignalDifference {
   std::string name, unit;
   double max_abs = 0;
@@ -62,6 +65,9 @@ struct Comparison {
 /// Compare run b against run a at the sample times they share (equal to 1e-12 s relative; event
 /// instants sampled at slightly different times are left out), and their events in order.
 Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareTolerances& tol);
+
+/// The [check] keys of a model with an ODE and a DAE formulation (defaults: CompareTolerances).
+std::vector<KeySpec> formulation_check_keys();
 
 /// Both formulations of one scenario, run and compared.
 struct FormulationCheck {

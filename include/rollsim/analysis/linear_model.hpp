@@ -10,6 +10,8 @@
 
 namespace rollsim {
 
+class Linearizable;
+
 struct LinearOptions {
   std::vector<std::string> outputs;  ///< signal names; empty: the model's default
   double f_min = 0.01, f_max = 100;  ///< [Hz]
@@ -37,13 +39,22 @@ struct LinearResult {
   std::string rule;                             ///< the classification rule in words
 };
 
-/// The [linear] keys, for models that can be linearised.
+/// The [linear] keys.
 std::vector<KeySpec> linear_keys();
+/// The keys every smooth (linearisable) model's schema appends: [linear] and [growth], declared once here
+/// and in growth_keys().
+std::vector<KeySpec> smooth_model_keys();
+
+/// The system as a Linearizable, or an InputError (exit 2) that says why it cannot be linearised: a
+/// nonsmooth (Filippov) model, at the scenario's `model` key; a constrained (DAE) formulation, at its
+/// `formulation` key, naming the minimal form to use instead.
+const Linearizable& linearizable(const HybridSystem& system, const Scenario& sc);
+
+/// The [linear] options of a scenario whose system is linearisable (check with `linearizable` first).
 LinearOptions linear_options(const Scenario& sc);
 
-/// Linearise `system` (which must implement Linearizable) about its initial state and inputs. Throws
-/// InputError (at `where`) if it cannot be linearised, or if the point is not an equilibrium and
-/// allow_non_equilibrium is false.
-LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Origin& where);
+/// Linearise the scenario's `system` about its initial state and inputs. Throws InputError if it cannot be
+/// linearised (see `linearizable`), or if the point is not an equilibrium and allow_non_equilibrium is false.
+LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Scenario& sc);
 
 }  // namespace rollsim

@@ -3,6 +3,7 @@
 /// automatic-differentiation scalars, and its inputs. A system that implements this besides HybridSystem can
 /// be linearised (`rollsim linearize`) and checked against its nonlinear self (`rollsim check growth`).
 #include <complex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "rollsim/core/signal.hpp"
+#include "rollsim/hybrid/system.hpp"
 
 namespace rollsim {
 
@@ -32,6 +34,9 @@ class Linearizable {
   virtual std::vector<std::complex<double>> reference_eigenvalues(std::string& /*label*/) const { return {}; }
   /// The outputs a linearisation uses by default (signal names).
   virtual std::vector<std::string> default_linear_outputs() const = 0;
+  /// The same system (parameters, inputs, event actions) starting at another state x0 (dim states()); the
+  /// growth check starts its perturbed runs from these.
+  virtual std::unique_ptr<HybridSystem> starting_at(const double* x0) const = 0;
 };
 
 }  // namespace rollsim

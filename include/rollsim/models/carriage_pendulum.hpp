@@ -12,6 +12,8 @@
 /// G^T lambda puts lambda along the rod, outwards, on the ball: the rod tension is -lambda.
 /// Minimal form (the notes' result): with M = [[m + m_c, m l cos phi], [m l cos phi, m l^2]],
 ///   M [x'', phi'']^T = [F - k x + m l phi'^2 sin phi, -m g l sin phi]^T.
+/// `formulation = "ode"` integrates this minimal form on CVODE (state [x, phi, x', phi']); it is the form
+/// `rollsim linearize` and `rollsim check growth` use. `formulation = "dae"` (the default) is the body form.
 #include <cmath>
 #include <memory>
 
@@ -66,6 +68,61 @@ struct BodyModel {
 };
 
 inline constexpr int kStates = 7;
+inline constexpr int kMinimalStates = 4;  ///< [x m, phi rad, x' m/s, phi' rad/s]
+
+/// The minimal form's accelerations [x'', phi''] at the minimal state x with force F (the model input).
+template <class S>
+void minimal_accelerations(const Params& p, const S* x, S force, S* acc) {
+  using std::cos;
+  using std::sin;
+  const double m = p.bob_mass, l = p.rod_length;
+  const S c = cos(x[1]), s = sin(x[1]);
+  const double m11 = m + p.carriage_mass, m22 = m * l * l;
+  const S m12 = m * l * c;
+  const S b1 = force - p.spring_stiffness * x[0] + m * l * x[3] * x[3] * s;
+  const S b2 = -m * p.gravity * l * s;
+  const S det = m11 * m22 - m12 * m12;  // = m l^2 (m_c + m sin^2 phi) > 0
+  acc[0] = (m22 * b1 - m12 * b2) / det;
+  acc[1] = (m11 * b2 - m12 * b1) / det;
+}
+
+/// x' = f(x, F) of the minimal form.
+template <class S>
+void minimal_rhs(const Params& p, const S* x, S force, S* xdot) {
+  S acc[2];
+  minimal_accelerations(p, x, force, acc);
+  xdot[0] = x[2];
+  xdot[1] = x[3];
+  xdot[2] = acc[0];
+  xdot[3] = acc[1];
+}
+
+/// Rod tension [N] (positive pulls the ball towards the carriage) at the minimal state, from the ball's
+/// acceleration along the rod: T = m (l phi'^2 - x'' sin phi) + m g cos phi.
+template <class S>
+S minimal_tension(const Params& p, const S* x, S force) {
+  using std::cos;
+  using std::sin;
+  S acc[2];
+  minimal_accelerations(p, x, force, acc);
+  return p.bob_mass * (p.rod_length * x[3] * x[3] - acc[0] * sin(x[1])) + p.bob_mass * p.gravity * cos(x[1]);
+}
+
+/// Kinetic energy [J] at the minimal state: 1/2 m_c x'^2 + 1/2 m (x'^2 + 2 l cos phi x' phi' + l^2 phi'^2).
+template <class S>
+S minimal_kinetic_energy(const Params& p, const S* x) {
+  using std::cos;
+  const double l = p.rod_length;
+  return 0.5 * p.carriage_mass * x[2] * x[2] +
+         0.5 * p.bob_mass * (x[2] * x[2] + 2.0 * l * cos(x[1]) * x[2] * x[3] + l * l * x[3] * x[3]);
+}
+
+/// Potential energy [J] at the minimal state: 1/2 k x^2 - m g l cos phi (gravity zero at the carriage's height).
+template <class S>
+S minimal_potential_energy(const Params& p, const S* x) {
+  using std::cos;
+  return 0.5 * p.spring_stiffness * x[0] * x[0] - p.bob_mass * p.gravity * p.rod_length * cos(x[1]);
+}
 
 /// Options of the constrained formulation.
 struct DaeOptions {
@@ -79,6 +136,9 @@ void body_state(const Params& p, const DaeOptions& o, const double* minimal, dou
 /// falls through zero (an inextensible string would go slack there).
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* minimal0, const DaeOptions& o,
                                           bool stop_at_slack);
+
+/// The minimal form on CVODE (formulation = "ode"), linearisable. \param minimal0 as for make_system.
+std::unique_ptr<HybridSystem> make_minimal_system(const Params& p, const double* minimal0, bool stop_at_slack);
 
 ModelEntry model_entry();
 

@@ -1,5 +1,6 @@
 #pragma once
 /// \file The wheel on the tipping table as a runnable system (ODE formulation), and its scenario keys.
+#include <array>
 #include <memory>
 
 #include "rollsim/hybrid/system.hpp"
@@ -27,8 +28,14 @@ std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, con
 const Signals& state_signals();
 /// The output signals of the tipping table (both formulations start with these, in this order).
 const Signals& output_signals();
-/// The table's summary (energy drift, smallest N, largest friction demand, event times); mu: NaN if none.
-std::unique_ptr<Summarizer> make_table_summarizer(double mu);
+/// The friction demand's window in the summary: friction_demand_max_loaded is the largest |T_c|/N while
+/// N >= this fraction of the wheel's weight m_w g.
+inline constexpr double kDemandWindowFraction = 0.1;
+
+/// The table's summary (energy drift, smallest N, the friction demand's supremum and its largest value while
+/// N >= kDemandWindowFraction m_w g, both located exactly between points, event times). \param minimal the
+/// positions of theta1, theta2, omega1, omega2 in the system's state.
+std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal);
 
 /// The conserved quantity T + V - tau theta1 [J] (the torque's work is counted).
 double energy_with_input(const Params& p, const double* x);
