@@ -166,7 +166,7 @@ TEST_CASE("filippov audit: starts on the switching plane and its folds agree wit
     REQUIRE(f.status == "ok");
     REQUIRE(f.status_exact == "ok");
     CHECK(f.max_rise <= f.tol_e);
-    // D never decreases by more than the integration error of D itself (the strict rule: the case below).
+    // D never decreases by more than the integration error of D itself (the audit's rule, docs/audit.md).
     CHECK(f.max_drop_d <= f.max_drop_allowed);
     CHECK(f.max_region <= 1.0);
     CHECK_FALSE(f.mode0_off_plane);
@@ -206,34 +206,14 @@ TEST_CASE("filippov audit: a start on the fold x = 1 just above the plane rolls 
   double max_rel = 0;
   for (const auto& y : run.rec.y) max_rel = std::max(max_rel, std::abs(y[kTotalEnergy] - e0) / e0);
   CHECK(max_rel < 1e-7);
-  // D >= 0 within its integration error, atol = 1e-12 (strictly: the case below).
+  // D >= 0 within its integration error, atol = 1e-12 (the audit's rule, docs/audit.md: D is integrated, and
+  // along a fold it can dip by round-off, measured 2e-17 from (1 - 1e-15, 0, -1e-300) with j = 1).
   CHECK(min_d >= -run.scenario.real("solver.atol"));
   auto* cls = run.item("classification");
   REQUIRE(cls != nullptr);
   CHECK(cls->text == "A");
   MESSAGE("x = 1, z = 1e-12: symbols " << run.item("symbols")->text << ", max |E - E(0)|/E(0) = " << max_rel
                                        << ", smallest D " << min_d);
-}
-
-// Measured at rtol 1e-10, atol 1e-12: D falls below 0 and below earlier samples by up to 2.0e-17 (j 1 from
-// (1 - 1e-15, 0, -1e-300): sliding in mode -1 along the fold with |z| within atol until a stick at tau = 1.4e-4;
-// the exact stick is at 5e-286), and by 1.2e-25 in the x = 1, z = 1e-12 scenario (a slide of 3.3e-13). Both lie
-// far inside the integration error of D (atol = 1e-12), and the audit allows them; the strict rule does not
-// hold. Kept here as the strict statement, allowed to fail.
-TEST_CASE("filippov audit: strictly, the dissipated energy never decreases and is never negative" * doctest::may_fail()) {
-  double worst_drop = 0, worst_min = 0;
-  for (const FoldStart& f : fold_starts()) {
-    INFO(f.label);
-    CHECK(f.max_drop_d <= 0.0);
-    CHECK(f.min_d >= 0.0);
-    worst_drop = std::max(worst_drop, f.max_drop_d);
-    worst_min = std::min(worst_min, f.min_d);
-  }
-  double min_d = 0;
-  fold_repro(min_d);
-  CHECK(min_d >= 0.0);
-  MESSAGE("fold starts: D falls by up to " << worst_drop << " between samples, and reaches " << worst_min
-                                           << "; the x = 1, z = 1e-12 scenario reaches " << min_d);
 }
 
 // ---- 2. long orbits -----------------------------------------------------------------------------------------
@@ -579,7 +559,10 @@ TEST_CASE("filippov audit: a system without a summarizer runs") {
   Recorder rec;
   const RunResult r = simulate(sys, line_options(2), {&rec});
   CHECK(r.status == "ok");
-  CHECK(r.summary.empty());
+  // Nothing from the model; the loop adds only its audit verdict (the system has modes).
+  REQUIRE(r.summary.size() == 1);
+  CHECK(r.summary[0].key == "audit");
+  CHECK(r.summary[0].text.rfind("passed", 0) == 0);
   REQUIRE(rec.samples.size() == 21);
   CHECK(rec.samples.back().x[0] == doctest::Approx(2).epsilon(1e-12));
 }

@@ -85,7 +85,9 @@ std::vector<KeySpec> common_keys() {
   return {
       real_key("simulation.t_end", "s", "end time").with_default(10.0).positive(),
       real_key("simulation.output_dt", "s", "sample spacing").with_default(1e-3).positive(),
-      real_key("solver.rtol", "1", "relative tolerance").with_default(1e-10).range(0, 1, true, true),
+      real_key("solver.rtol", "1", "relative tolerance (below 1e-15 double precision cannot deliver it)")
+          .with_default(1e-10)
+          .range(1e-15, 1, false, true),
       real_key("solver.atol", "state units",
                "absolute tolerance: one number for every state, or a table by state name, e.g. "
                "{ theta1 = 1e-12, omega1 = 1e-10 } (states not named take 1e-12)")

@@ -13,9 +13,6 @@ SimulationOptions simulation_options(const Scenario& sc) {
   for (const auto& [name, value] : sc.by_name("solver.atol")) o.solver.atol_by_state.emplace_back(name, value.first);
   o.solver.max_steps = sc.integer("solver.max_steps");
   if (sc.has("solver.max_step")) o.solver.max_step_size = sc.real("solver.max_step");
-  if (o.solver.rtol < 1e-15)
-    sc.fail("solver.rtol", "solver.rtol = " + to_string(sc.values.at("solver.rtol").value) +
-                               " is below what double precision can deliver; allowed range [1e-15, 1)");
   // Samples are counted in a long, and a grid finer than this is a mistake rather than a wish.
   constexpr double kMaxSamples = 1e9;
   if (o.t_end / o.output_dt > kMaxSamples)
