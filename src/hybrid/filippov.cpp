@@ -16,6 +16,25 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
+/// Per-thread scratch for ∇H and F±: sized once, so that evaluating σ± or F0 (every right-hand side in the
+/// sliding mode, every witness) does not allocate.
+struct FieldScratch {
+  std::vector<double> g, fp, fm;
+  void resize(size_t n) {
+    if (g.size() != n) {
+      g.assign(n, 0.0);
+      fp.assign(n, 0.0);
+      fm.assign(n, 0.0);
+    }
+  }
+};
+
+FieldScratch& scratch(size_t n) {
+  thread_local FieldScratch s;
+  s.resize(n);
+  return s;
+}
+
 }  // namespace
 
 char filippov_symbol(int mode) { return mode > 0 ? '+' : (mode < 0 ? '-' : '0'); }
@@ -44,8 +63,8 @@ void FilippovSystem::project_to_surface(double t, double* x) const {
 }
 
 void FilippovSystem::sigmas(double t, const double* x, double& sp, double& sm) const {
-  const size_t n = size();
-  std::vector<double> g(n), fp(n), fm(n);
+  FieldScratch& s = scratch(size());
+  auto &g = s.g, &fp = s.fp, &fm = s.fm;
   switching_gradient(t, x, g.data());
   field_plus(t, x, fp.data());
   field_minus(t, x, fm.data());
@@ -55,7 +74,8 @@ void FilippovSystem::sigmas(double t, const double* x, double& sp, double& sm) c
 
 void FilippovSystem::sliding_field(double t, const double* x, double* f) const {
   const size_t n = size();
-  std::vector<double> g(n), fp(n), fm(n);
+  FieldScratch& s = scratch(n);
+  auto &g = s.g, &fp = s.fp, &fm = s.fm;
   switching_gradient(t, x, g.data());
   field_plus(t, x, fp.data());
   field_minus(t, x, fm.data());
@@ -178,9 +198,16 @@ void FilippovSystem::witness_rates(double t, const double* x, int mode, double* 
 }
 
 RegionCheck FilippovSystem::region_check(double t, const double* x, int mode, const double* err) const {
-  // The witnesses' signs (σ+ <= 0 <= σ- when sliding; m H >= 0 in mode m), then the sliding strip.
-  RegionCheck c = HybridSystem::region_check(t, x, mode, err);
-  if (mode != kSliding) return c;
+  // The witnesses' signs (m H >= 0 in mode m; σ+ <= 0 <= σ- when sliding), then the sliding strip; the
+  // tolerances and the words are worked out only for a state on the wrong side.
+  if (mode == kPlus || mode == kMinus) {
+    if (!(-mode * switching(t, x) > 0)) return {};
+    return HybridSystem::region_check(t, x, mode, err);
+  }
+  double sp, sm;
+  sigmas(t, x, sp, sm);
+  RegionCheck c;
+  if (sp > 0 || sm < 0) c = HybridSystem::region_check(t, x, mode, err);
   const double h = std::abs(switching(t, x));
   if (h > 0) {
     const size_t n = size();

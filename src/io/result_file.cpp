@@ -97,20 +97,10 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
   traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols);
   row_.assign(cols.size(), 0.0);
 
-  std::vector<h5::Table::Column> ev{{"time", ts.unit, "event time"},
-                                    {"mode_before", "1", "mode before the event", h5::ColumnType::Int32},
-                                    {"mode_after", "1", "mode after the event", h5::ColumnType::Int32}};
-  for (const auto& s : sys_->states()) ev.push_back({s.name, s.unit, s.description + " at the event"});
-  // The outputs at the event too (in physical units where the states are scaled), named as in /trajectory;
-  // a name already taken by a state gets the prefix "output_".
-  for (const auto& s : sys_->outputs()) {
-    bool taken = false;
-    for (const auto& c : ev) taken = taken || c.name == s.name;
-    ev.push_back({taken ? "output_" + s.name : s.name, s.unit, s.description + " at the event (after it)"});
-  }
-  y_event_.assign(sys_->outputs().size(), 0.0);
-  extras_ = sys_->event_extras();
-  for (const auto& e : extras_) ev.push_back({e, "", e + " at the event"});
+  std::vector<h5::Table::Column> ev;
+  for (const auto& c : event_columns(*sys_))
+    ev.push_back({c.signal.name, c.signal.unit, c.signal.description,
+                  c.integer ? h5::ColumnType::Int32 : h5::ColumnType::Float64});
   ev.push_back({"kind", "", "event kind", h5::ColumnType::String});
   events_ = std::make_unique<h5::Table>(file_.root(), "events", ev, 256);
 }
@@ -126,15 +116,8 @@ void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int
 }
 
 void TrajectoryWriter::on_event(const EventRecord& ev) {
-  std::vector<double> r{ev.t, static_cast<double>(ev.mode_before), static_cast<double>(ev.mode_after)};
-  r.insert(r.end(), ev.x.begin(), ev.x.end());
-  if (!y_event_.empty()) sys_->compute_outputs(ev.t, ev.x.data(), ev.mode_after, y_event_.data());
-  r.insert(r.end(), y_event_.begin(), y_event_.end());
-  for (const auto& e : extras_) {
-    auto it = ev.extra.find(e);
-    r.push_back(it == ev.extra.end() ? NAN : it->second);
-  }
-  events_->append(r.data(), {ev.kind});
+  event_row(*sys_, ev, event_row_);
+  events_->append(event_row_.data(), {ev.kind});
 }
 
 void write_summary(hid_t root, const RunResult& res) {

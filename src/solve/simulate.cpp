@@ -152,12 +152,19 @@ class Loop {
         std::vector<int> roots(sys_.witnesses(mode_).size(), 0);
         roots[static_cast<size_t>(missed.index)] = missed.direction;
         ++n_located_;
+        cache_valid_ = false;
         if (handle_roots(integ, roots, res, /*must_restart=*/true)) return;
       } else {
         emit_grid_samples(integ, t_b);
         t_ = t_b;
         std::copy(integ.x(), integ.x() + n_, x_.begin());
         record_point();
+        // Valid as the next start only when the search filled it for this very step.
+        cache_valid_ = searched_ && status != Integrator::Status::Root;
+        if (cache_valid_) {
+          std::swap(pa_, pb_);
+          cache_mode_ = mode_;
+        }
         if (status == Integrator::Status::Root) {
           if (handle_roots(integ, integ.roots(), res, false)) return;
         } else {
@@ -190,8 +197,7 @@ class Loop {
     std::vector<double> x, g, rate;
   };
 
-  Point point_at(const Integrator& integ, double t, const double* x_known, size_t m) const {
-    Point p;
+  void fill_point(Point& p, const Integrator& integ, double t, const double* x_known, size_t m) const {
     p.t = t;
     p.x.resize(n_);
     if (x_known)
@@ -202,7 +208,6 @@ class Loop {
     p.rate.resize(m);
     sys_.witness_values(t, p.x.data(), mode_, p.g.data());
     sys_.witness_rates(t, p.x.data(), mode_, p.rate.data());
-    return p;
   }
 
   double witness_at(const Integrator& integ, double t, size_t i, std::vector<double>& x, std::vector<double>& g,
@@ -300,15 +305,19 @@ class Loop {
 
   /// Searches (t_a, t_b] for crossings the integrator did not report, at three points of the step; the earliest
   /// one before a reported root (or any at all, without one) is returned.
-  Crossing search_step(const Integrator& integ, double t_a, double t_b, bool root_reported) const {
+  Crossing search_step(const Integrator& integ, double t_a, double t_b, bool root_reported) {
     Crossing best;
+    searched_ = false;
     if (integ.locates_events_exactly() || !(t_b > t_a)) return best;
-    const auto ws = sys_.witnesses(mode_);
+    const auto& ws = witnesses_of(mode_);
     const size_t m = ws.size();
     if (m == 0) return best;
-    const Point a = point_at(integ, t_a, x_.data(), m);
-    const Point mid = point_at(integ, 0.5 * (t_a + t_b), nullptr, m);
-    const Point b = point_at(integ, t_b, integ.x(), m);
+    searched_ = true;
+    // The start is the last step's end when nothing happened there (same time, state and mode).
+    if (!(cache_valid_ && pa_.t == t_a && cache_mode_ == mode_)) fill_point(pa_, integ, t_a, x_.data(), m);
+    fill_point(pm_, integ, 0.5 * (t_a + t_b), nullptr, m);
+    fill_point(pb_, integ, t_b, integ.x(), m);
+    const Point &a = pa_, &mid = pm_, &b = pb_;
     for (size_t i = 0; i < m; ++i) {
       Crossing c = search_interval(integ, a, mid, i, ws[i]);
       if (!c.found()) c = search_interval(integ, mid, b, i, ws[i]);
@@ -319,6 +328,16 @@ class Loop {
       if (c.t < best.t) best = std::move(c);
     }
     return best;
+  }
+
+  /// The witnesses of a mode, asked of the model once per mode change.
+  const std::vector<Witness>& witnesses_of(int mode) {
+    if (!ws_known_ || ws_mode_ != mode) {
+      ws_ = sys_.witnesses(mode);
+      ws_mode_ = mode;
+      ws_known_ = true;
+    }
+    return ws_;
   }
 
   // ---- events ----------------------------------------------------------------------------------------------
@@ -461,6 +480,13 @@ class Loop {
   long next_k_ = 1;
   size_t n_samples_ = 0, n_events_ = 0;
   long n_located_ = 0, steps_since_restart_ = 0;
+  // The search's points: the step's start, middle and end; the end becomes the next start (cache_valid_).
+  Point pa_, pm_, pb_;
+  bool cache_valid_ = false, searched_ = false;
+  std::vector<Witness> ws_;
+  int ws_mode_ = 0;
+  bool ws_known_ = false;
+  int cache_mode_ = 0;
   // The same-instant guard.
   double instant_t_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<int> instant_modes_;

@@ -308,6 +308,17 @@ class TrajectoryRecorder final : public Observer {
     for (const auto& s : sys_->outputs()) add(s);
     if (sys_->has_modes()) add({"mode", "1", "mode of the hybrid system"});
     t_.columns.assign(t_.names.size(), {});
+    for (const auto& c : event_columns(*sys_)) {
+      t_.event_names.push_back(c.signal.name);
+      t_.event_units.push_back(c.signal.unit);
+      t_.event_descriptions.push_back(c.signal.description);
+    }
+    t_.event_columns.assign(t_.event_names.size(), {});
+  }
+  void on_event(const EventRecord& ev) override {
+    event_row(*sys_, ev, row_);
+    for (std::size_t k = 0; k < row_.size(); ++k) t_.event_columns[k].push_back(row_[k]);
+    t_.event_kinds.push_back(ev.kind);
   }
   void on_sample(double t, const double* x, const double* y, int mode) override {
     std::size_t k = 0;
@@ -320,6 +331,7 @@ class TrajectoryRecorder final : public Observer {
  private:
   Trajectory& t_;
   const HybridSystem* sys_ = nullptr;
+  std::vector<double> row_;
 };
 
 }  // namespace
@@ -703,6 +715,12 @@ void encode(std::size_t index, const PointResult& r, std::string& b) {
     put_strs(b, r.trajectory.descriptions);
     put_u64(b, r.trajectory.columns.size());
     for (const auto& c : r.trajectory.columns) put_f64s(b, c);
+    put_strs(b, r.trajectory.event_names);
+    put_strs(b, r.trajectory.event_units);
+    put_strs(b, r.trajectory.event_descriptions);
+    put_u64(b, r.trajectory.event_columns.size());
+    for (const auto& c : r.trajectory.event_columns) put_f64s(b, c);
+    put_strs(b, r.trajectory.event_kinds);
   }
 }
 
@@ -736,6 +754,12 @@ void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector
       r.trajectory.descriptions = rd.strs();
       r.trajectory.columns.resize(rd.u64());
       for (auto& c : r.trajectory.columns) c = rd.f64s();
+      r.trajectory.event_names = rd.strs();
+      r.trajectory.event_units = rd.strs();
+      r.trajectory.event_descriptions = rd.strs();
+      r.trajectory.event_columns.resize(rd.u64());
+      for (auto& c : r.trajectory.event_columns) c = rd.f64s();
+      r.trajectory.event_kinds = rd.strs();
     }
     out.push_back(std::move(r));
   }

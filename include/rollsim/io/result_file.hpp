@@ -62,8 +62,7 @@ class TrajectoryWriter final : public Observer {
   ResultFile& file_;
   const HybridSystem* sys_ = nullptr;
   std::unique_ptr<h5::Table> traj_, events_;
-  std::vector<double> row_, y_event_;
-  std::vector<std::string> extras_;
+  std::vector<double> row_, event_row_;
 };
 
 /// Writes a run's summary items as attributes of `group`, and the solver statistics as attributes of /solver.

@@ -46,6 +46,18 @@ struct RunResult {
   bool completed() const { return status == "ok"; }
 };
 
+/// The numeric columns of an event row, declared once for every writer (/events of a run, /points/N/events of
+/// a sweep): time, mode_before, mode_after, the state after the event, the outputs after it (named as in
+/// /trajectory; a name a state already has gets the prefix "output_"), and the model's extra values. The event
+/// kind is a string column besides these.
+struct EventColumn {
+  Signal signal;
+  bool integer = false;  ///< the modes
+};
+std::vector<EventColumn> event_columns(const HybridSystem& sys);
+/// The values of event_columns() for one event. \param row out, resized to event_columns().size().
+void event_row(const HybridSystem& sys, const EventRecord& ev, std::vector<double>& row);
+
 class Observer {
  public:
   virtual ~Observer() = default;

@@ -56,6 +56,10 @@ Spec parse_spec(const Scenario& base, const std::vector<std::string>& sets = {})
 struct Trajectory {
   std::vector<std::string> names, units, descriptions;  ///< time, states, outputs, [mode]
   std::vector<std::vector<double>> columns;
+  /// The point's events: the columns of event_columns() (observer.hpp), and the kinds.
+  std::vector<std::string> event_names, event_units, event_descriptions;
+  std::vector<std::vector<double>> event_columns;
+  std::vector<std::string> event_kinds;
 };
 
 /// What one point produced.

@@ -1,0 +1,37 @@
+#include <cmath>
+
+#include "rollsim/solve/observer.hpp"
+
+namespace rollsim {
+
+std::vector<EventColumn> event_columns(const HybridSystem& sys) {
+  const Signal ts = sys.time_signal();
+  std::vector<EventColumn> ev{{{"time", ts.unit, "event time"}, false},
+                              {{"mode_before", "1", "mode before the event"}, true},
+                              {{"mode_after", "1", "mode after the event"}, true}};
+  for (const auto& s : sys.states()) ev.push_back({{s.name, s.unit, s.description + " at the event"}, false});
+  for (const auto& s : sys.outputs()) {
+    bool taken = false;
+    for (const auto& c : ev) taken = taken || c.signal.name == s.name;
+    ev.push_back({{taken ? "output_" + s.name : s.name, s.unit, s.description + " at the event (after it)"}, false});
+  }
+  for (const auto& e : sys.event_extras()) ev.push_back({{e, "", e + " at the event"}, false});
+  return ev;
+}
+
+void event_row(const HybridSystem& sys, const EventRecord& ev, std::vector<double>& row) {
+  const std::size_t n = sys.states().size(), m = sys.outputs().size();
+  const auto extras = sys.event_extras();
+  row.assign(3 + n + m + extras.size(), 0.0);
+  row[0] = ev.t;
+  row[1] = ev.mode_before;
+  row[2] = ev.mode_after;
+  std::copy(ev.x.begin(), ev.x.end(), row.begin() + 3);
+  if (m) sys.compute_outputs(ev.t, ev.x.data(), ev.mode_after, row.data() + 3 + n);
+  for (std::size_t k = 0; k < extras.size(); ++k) {
+    auto it = ev.extra.find(extras[k]);
+    row[3 + n + m + k] = it == ev.extra.end() ? NAN : it->second;
+  }
+}
+
+}  // namespace rollsim
