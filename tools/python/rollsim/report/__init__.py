@@ -99,6 +99,10 @@ def main(argv=None) -> int:
         print(f"report: error: rollsim binary not found at {binary} (build it, or set ROLLSIM_BINARY)",
               file=sys.stderr)
         return 2
+    if not args.scenarios and SCENARIO_DIR is None:
+        print("report: error: the standard set is in the source tree's scenarios/, which this installed package "
+              "does not have: give the scenario files", file=sys.stderr)
+        return 2
     try:
         scens = [resolve_scenario(s) for s in (args.scenarios or STANDARD_SET)]
     except FileNotFoundError as exc:
