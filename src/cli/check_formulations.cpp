@@ -4,13 +4,14 @@
 #include "common.hpp"
 #include "rollsim/analysis/compare.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/io/formulations_writer.hpp"
 
 namespace rollsim::cli {
 
 namespace {
 
 struct CheckArgs {
-  std::string scenario;
+  std::string scenario, out;
   std::vector<std::string> sets;
 };
 
@@ -21,7 +22,10 @@ void print_rows(const char* title, const std::vector<SignalDifference>& rows) {
 }
 
 int check_formulations_command(const CheckArgs& a) {
-  const FormulationCheck fc = check_formulations(a.scenario, a.sets);
+  const FormulationScenarios scenarios = formulation_scenarios(a.scenario, a.sets);
+  // A bad -o is an input error (exit 2), found before the runs.
+  const std::string out = a.out.empty() ? std::string() : output_path(scenarios.ode, a.out);
+  const FormulationCheck fc = check_formulations(scenarios);
   const Comparison& c = fc.comparison;
   std::printf("ODE: %s at t = %.12g s (%s); DAE: %s at t = %.12g s (%s)\n", fc.ode.result.termination.c_str(),
               fc.ode.result.t_final, fc.ode.result.stats.method.c_str(), fc.dae.result.termination.c_str(),
@@ -43,6 +47,15 @@ int check_formulations_command(const CheckArgs& a) {
               c.worst_state.c_str(), c.max_force, c.worst_force.c_str(), c.max_event_time, c.worst_event.c_str());
   for (const auto& p : c.problems) std::printf("FAIL: %s\n", p.c_str());
   std::printf("%s\n", c.passed ? "PASS: the formulations agree within the tolerances" : "FAIL");
+  if (!out.empty()) {
+    ResultFile file(out, provenance(scenarios.ode));
+    write_formulations(file.root(), fc);
+    // Complete when both runs finished: a comparison of a failed run is kept, marked incomplete.
+    const bool runs_done = fc.ode.result.completed() && fc.dae.result.completed();
+    file.mark_data();
+    file.close(runs_done, runs_done ? "ok" : "a run failed: see /formulations/problems");
+    std::printf("wrote %s\n", out.c_str());
+  }
   return c.passed ? kExitOk : kExitFailure;
 }
 
@@ -53,6 +66,8 @@ void add_check_formulations_command(CLI::App& app) {
   auto* cmd = check_command(app)->add_subcommand(
       "formulations", "Run the ODE and the DAE formulation of a scenario and compare states, forces and event times");
   cmd->add_option("scenario", args->scenario, "scenario file (.toml)")->required();
+  cmd->add_option("-o,--output", args->out,
+                  "write the comparison (/formulations: differences, tolerances, events, verdict) to this HDF5 file");
   cmd->add_option("--set", args->sets, "override a scenario key: --set initial.theta1=0.02 (repeatable)");
   cmd->callback([args]() { throw CLI::RuntimeError(check_formulations_command(*args)); });
 }

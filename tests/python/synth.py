@@ -15,8 +15,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOOLS = os.path.join(REPO, "tools")
-if TOOLS not in sys.path:
-    sys.path.insert(0, TOOLS)
+PACKAGE = os.path.join(TOOLS, "python")  # the rollsim package, used from the source tree
+if PACKAGE not in sys.path:
+    sys.path.insert(0, PACKAGE)
 
 STR = h5py.string_dtype("utf-8")
 BINARY = os.environ.get("ROLLSIM_BINARY", os.path.join(REPO, "build", "rollsim"))

@@ -1,4 +1,4 @@
-"""The figures a result is published with (tools/rollsim_plot.py, tools/plot), checked on the drawn data:
+"""The figures a result is published with (tools/rollsim.plot.py, tools/plot), checked on the drawn data:
 the energy balance counts the input's work, log axes where the data call for them, wrapped Bode phase,
 the stored modal classes, event markers behind the curves, the sweep points' trajectories, the relay and
 carriage views, vector output and output errors.  Synthetic files (synth.py) give known answers; real runs
@@ -16,8 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import synth
-import rollsim_h5
-import rollsim_plot
+import rollsim
+import rollsim.plot
 
 PLOT = os.path.join(synth.TOOLS, "plot")
 SCENARIOS = os.path.join(synth.REPO, "scenarios")
@@ -33,8 +33,8 @@ def panel_axes(fig, name):
 
 
 def figure(path_or_result, **kw):
-    r = rollsim_h5.load(path_or_result) if isinstance(path_or_result, str) else path_or_result
-    return rollsim_plot.figures(r, **kw)[0]
+    r = rollsim.load(path_or_result) if isinstance(path_or_result, str) else path_or_result
+    return rollsim.plot.figures(r, **kw)[0]
 
 
 class TempDirCase(unittest.TestCase):
@@ -60,7 +60,7 @@ class SyntheticFigures(TempDirCase):
         line = panel_axes(fig, "energy drift").get_lines()[0]
         t, d = line.get_xdata(), line.get_ydata()
         np.testing.assert_allclose(d, 1e-9 * t, rtol=0, atol=1e-12)
-        r = rollsim_h5.load(f)
+        r = rollsim.load(f)
         e = r.trajectory["total_energy"]
         self.assertGreater(np.ptp(e), 1e-3)  # the torque's work is far larger than the drift
 
@@ -87,9 +87,9 @@ class SyntheticFigures(TempDirCase):
         ax = panel_axes(fig, "angles")
         self.assertEqual(ax.get_ylabel(), "θ₁, θ₂ [rad]")
         self.assertEqual([t.get_text() for t in ax.get_legend().get_texts()][:2], ["θ₁", "θ₂"])
-        self.assertEqual(rollsim_plot.symbol("initial.theta1"), "θ₁(0)")
-        self.assertEqual(rollsim_plot.symbol("omega2"), "ω₂")
-        self.assertEqual(rollsim_plot.symbol("x3"), "x₃")
+        self.assertEqual(rollsim.plot.symbol("initial.theta1"), "θ₁(0)")
+        self.assertEqual(rollsim.plot.symbol("omega2"), "ω₂")
+        self.assertEqual(rollsim.plot.symbol("x3"), "x₃")
 
     def test_event_markers_behind_curves(self):
         fig = figure(synth.write_table(self.path("ev.h5")))
@@ -111,7 +111,7 @@ class SyntheticFigures(TempDirCase):
         self.assertEqual(sorted(c.get_label() for c in rug), ["slip_onset (1)", "table_edge (1)"])
 
     def test_bode_phase_wrapped(self):
-        self.assertEqual(list(rollsim_plot.wrap_degrees([180, -180, 190, -190, 540, 0, -359])),
+        self.assertEqual(list(rollsim.plot.wrap_degrees([180, -180, 190, -190, 540, 0, -359])),
                          [180, 180, -170, 170, 180, 0, 1])
         f = synth.write_linear(self.path("lin.h5"))
         import h5py
@@ -143,21 +143,21 @@ class SyntheticFigures(TempDirCase):
 
     def test_log_spaced_sweep_on_log_axes(self):
         f = synth.write_sweep_points(self.path("pts.h5"))
-        r = rollsim_h5.load(f)
-        self.assertTrue(rollsim_plot.log_spaced(r, "initial.theta1"))      # spacing = "log" in the spec
-        self.assertFalse(rollsim_plot.log_spaced(r, "parameters.table_torque"))
+        r = rollsim.load(f)
+        self.assertTrue(rollsim.plot.log_spaced(r, "initial.theta1"))      # spacing = "log" in the spec
+        self.assertFalse(rollsim.plot.log_spaced(r, "parameters.table_torque"))
         ax = panel_axes(figure(r), "study t_final")
         self.assertEqual(ax.get_xscale(), "log")
         # Without the spec: from the values' spacing.
         r.scenario = ""
-        self.assertTrue(rollsim_plot.log_spaced(r, "initial.theta1"))
-        study = rollsim_h5.load(synth.write_sweep(self.path("lin_sweep.h5"), basin=False))
-        self.assertFalse(rollsim_plot.log_spaced(study, "table.mu"))         # -2 .. 2, evenly spaced
+        self.assertTrue(rollsim.plot.log_spaced(r, "initial.theta1"))
+        study = rollsim.load(synth.write_sweep(self.path("lin_sweep.h5"), basin=False))
+        self.assertFalse(rollsim.plot.log_spaced(study, "table.mu"))         # -2 .. 2, evenly spaced
         self.assertEqual(panel_axes(figure(study), "study t_edge").get_xscale(), "linear")
 
     def test_point_trajectories_with_events(self):
         f = synth.write_sweep_points(self.path("pts2.h5"))
-        r = rollsim_h5.load(f)
+        r = rollsim.load(f)
         self.assertEqual(sorted(r.points), list(range(6)))
         p4 = r.point(4)
         np.testing.assert_array_equal(p4.trajectory["theta1"], 0.1 * (1 + np.linspace(0, 1, 11)))
@@ -235,7 +235,7 @@ class RealRunFigures(TempDirCase):
 
     def test_table_with_torque(self):
         f = self.run_file("torque.h5", "tipping_table.toml", "parameters.table_torque=0.5")
-        r = rollsim_h5.load(f)
+        r = rollsim.load(f)
         d = self.drift_line(figure(r))
         e = r.trajectory["total_energy"]
         # The run checks T + V - tau (theta1 - theta1(0)) at every step; the samples are some of those points.
@@ -254,7 +254,7 @@ class RealRunFigures(TempDirCase):
 
     def test_carriage_view_energy(self):
         f = self.run_file("carriage.h5", "carriage_pendulum.toml", "parameters.force=2.0")
-        r = rollsim_h5.load(f)
+        r = rollsim.load(f)
         fig = figure(r)
         self.assertIn("energy drift", fig.rollsim_panels)
         self.assertIn("constraint residual", fig.rollsim_panels)
@@ -266,7 +266,7 @@ class RealRunFigures(TempDirCase):
     def test_linear_classes_from_the_file(self):
         out = os.path.join(self.dir, "lin.h5")
         synth.rollsim("linearize", os.path.join(SCENARIOS, "tipping_table_linear.toml"), "-o", out)
-        r = rollsim_h5.load(out)
+        r = rollsim.load(out)
         # The benchmark's oscillatory pair has a round-off real part; the run classes it undamped.
         pair = np.abs(r.linear["eigenvalues_imag"]) > 1
         self.assertTrue(np.all(np.abs(r.linear["eigenvalues_real"][pair]) < 1e-12))
@@ -282,7 +282,7 @@ class RealRunFigures(TempDirCase):
         out = os.path.join(self.dir, "edge_traj.h5")
         synth.rollsim("sweep", os.path.join(SCENARIOS, "table_edge_time.toml"), "-o", out, "-q",
                       "--trajectories", "--set", "simulation.output_dt=0.05")
-        r = rollsim_h5.load(out)
+        r = rollsim.load(out)
         self.assertEqual(sorted(r.points), list(range(r.sweep.nrows)))
         for i in (0, r.sweep.nrows - 1):
             p = r.point(i)

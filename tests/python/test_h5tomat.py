@@ -10,7 +10,7 @@ import numpy as np
 import scipy.io
 
 import synth
-import rollsim_h5
+import rollsim
 
 H5TOMAT = os.path.join(synth.TOOLS, "h5tomat")
 
@@ -73,7 +73,7 @@ class H5ToMatTest(unittest.TestCase):
     def test_values_round_trip(self):
         for kind, mat in self.mats.items():
             with self.subTest(kind=kind):
-                r = rollsim_h5.load(self.files[kind])
+                r = rollsim.load(self.files[kind])
                 simple = scipy.io.loadmat(mat, simplify_cells=True)
                 raw = scipy.io.loadmat(mat)
                 for g in ("trajectory", "events", "linear", "sweep", "growth"):

@@ -13,7 +13,7 @@ import unittest
 import numpy as np
 
 import synth
-import rollsim_h5
+import rollsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OCTAVE = shutil.which("octave-cli") or shutil.which("octave")
@@ -108,7 +108,7 @@ class OctaveTest(unittest.TestCase):
     def test_values_match_hdf5(self):
         for kind, dump in self.dumps.items():
             with self.subTest(kind=kind):
-                r = rollsim_h5.load(self.files[kind])
+                r = rollsim.load(self.files[kind])
                 for g in ("trajectory", "events", "linear", "sweep"):
                     table = getattr(r, g)
                     if table:

@@ -13,8 +13,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 import synth
-import rollsim_h5
-import rollsim_plot
+import rollsim
+import rollsim.plot
 
 PLOT = os.path.join(synth.TOOLS, "plot")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -77,8 +77,8 @@ class PlotTest(unittest.TestCase):
     def test_axes_per_kind(self):
         for kind, (panels, n_axes) in EXPECTED.items():
             with self.subTest(kind=kind):
-                r = rollsim_h5.load(self.files[kind])
-                figs = rollsim_plot.figures(r)
+                r = rollsim.load(self.files[kind])
+                figs = rollsim.plot.figures(r)
                 self.assertEqual(len(figs), 1)
                 fig = figs[0]
                 self.assertEqual(fig.rollsim_panels, panels)
@@ -88,14 +88,14 @@ class PlotTest(unittest.TestCase):
                 self.assertIn(r.model, title)
 
     def test_units_on_axes(self):
-        r = rollsim_h5.load(self.files["table"])
-        fig = rollsim_plot.figures(r)[0]
+        r = rollsim.load(self.files["table"])
+        fig = rollsim.plot.figures(r)[0]
         labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
         self.assertIn(("time [s]", "θ₁, θ₂ [rad]"), labels)
         self.assertIn(("time [s]", "ω₁, ω₂ [rad/s]"), labels)
         self.assertIn(("time [s]", "N, $T_c$ [N]"), labels)
-        r = rollsim_h5.load(self.files["linear"])
-        fig = rollsim_plot.figures(r)[0]
+        r = rollsim.load(self.files["linear"])
+        fig = rollsim.plot.figures(r)[0]
         labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
         self.assertIn(("frequency [Hz]", "magnitude [dB]"), labels)
         self.assertIn(("frequency [Hz]", "phase [deg]"), labels)
@@ -103,8 +103,8 @@ class PlotTest(unittest.TestCase):
         self.assertEqual(fig.axes[0].get_xscale(), "log")
 
     def test_events_marked(self):
-        r = rollsim_h5.load(self.files["table"])
-        fig = rollsim_plot.figures(r)[0]
+        r = rollsim.load(self.files["table"])
+        fig = rollsim.plot.figures(r)[0]
         legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         self.assertIn("slip_onset (1)", legend)
         self.assertIn("table_edge (1)", legend)
@@ -114,7 +114,7 @@ class PlotTest(unittest.TestCase):
         synth.write_disk(path)
         with h5py.File(path, "a") as f:
             del f.attrs["title"]
-        fig = rollsim_plot.figures(rollsim_h5.load(path))[0]
+        fig = rollsim.plot.figures(rollsim.load(path))[0]
         self.assertIn("untitled.h5", fig._suptitle.get_text())
         self.assertIn("rolling_disk", fig._suptitle.get_text())
 
@@ -130,7 +130,7 @@ class PlotTest(unittest.TestCase):
         self.assertEqual(p.stdout.split(), [out, second])
         self.assertPng(out)
         self.assertPng(second)
-        fig = rollsim_plot.figures(rollsim_h5.load(path))[0]
+        fig = rollsim.plot.figures(rollsim.load(path))[0]
         self.assertEqual(len(fig.rollsim_panels), 10)
 
     def test_incomplete_file(self):

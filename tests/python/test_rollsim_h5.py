@@ -7,8 +7,8 @@ import unittest
 import h5py
 import numpy as np
 
-import synth  # noqa: F401  (puts tools/ on sys.path)
-import rollsim_h5
+import synth  # noqa: F401  (puts tools/python on sys.path)
+import rollsim
 
 
 def _plain(v):
@@ -66,7 +66,7 @@ class LoadTest(unittest.TestCase):
     def test_round_trip_every_file(self):
         for kind, path in self.files.items():
             with self.subTest(kind=kind):
-                r = rollsim_h5.load(path, allow_incomplete=True)
+                r = rollsim.load(path, allow_incomplete=True)
                 with h5py.File(path, "r") as f:
                     for k, v in f.attrs.items():
                         self.assertSame(r.provenance[k], v, f"{kind} root @{k}")
@@ -89,7 +89,7 @@ class LoadTest(unittest.TestCase):
                             self.assertEqual(getattr(r, g), {})
 
     def test_strings_are_str(self):
-        r = rollsim_h5.load(self.files["table"])
+        r = rollsim.load(self.files["table"])
         self.assertEqual(r.provenance["git_hash"], "0123456789ab")  # fixed-length bytes in the file
         self.assertEqual(r.title, "Tipping table, µ = 0.3")
         self.assertEqual(r.model, "tipping_table")
@@ -106,14 +106,14 @@ class LoadTest(unittest.TestCase):
         self.assertTrue(r.completed)
 
     def test_attribute_access(self):
-        r = rollsim_h5.load(self.files["disk"])
+        r = rollsim.load(self.files["disk"])
         np.testing.assert_array_equal(r.trajectory.x, r.trajectory["x"])
         self.assertEqual(r.trajectory["mode"].dtype, np.int8)
         self.assertEqual(r.summary["classification"], "A")
         self.assertEqual(r.trajectory.nrows, 600)
 
     def test_linear_orientation(self):
-        r = rollsim_h5.load(self.files["linear"])
+        r = rollsim.load(self.files["linear"])
         lin = r.linear
         np.testing.assert_array_equal(lin["A"], synth.LINEAR_A)
         self.assertEqual(lin["B"].shape, (3, 1))
@@ -128,21 +128,21 @@ class LoadTest(unittest.TestCase):
         self.assertEqual(lin.attrs["inputs"], "force")
 
     def test_sweep_keys(self):
-        r = rollsim_h5.load(self.files["sweep_basin"])
+        r = rollsim.load(self.files["sweep_basin"])
         self.assertEqual(r.swept_keys, ["initial.x", "initial.y"])
         self.assertEqual(set(r.sweep["classification"]), {"A", "B", "undetermined"})
-        r = rollsim_h5.load(self.files["sweep_study"])
+        r = rollsim.load(self.files["sweep_study"])
         self.assertEqual(r.swept_keys, ["table.mu", "initial.theta1"])
 
     def test_incomplete_refused(self):
         path = self.files["incomplete"]
-        with self.assertRaises(rollsim_h5.IncompleteFileError) as cm:
-            rollsim_h5.load(path)
+        with self.assertRaises(rollsim.IncompleteFileError) as cm:
+            rollsim.load(path)
         msg = str(cm.exception)
         self.assertIn(path, msg)
         self.assertIn("running: t = 0.73", msg)
         self.assertEqual(cm.exception.status, "running: t = 0.73")
-        r = rollsim_h5.load(path, allow_incomplete=True)
+        r = rollsim.load(path, allow_incomplete=True)
         self.assertFalse(r.completed)
         self.assertEqual(r.status, "running: t = 0.73")
         self.assertEqual(len(r.trajectory["time"]), 400)
@@ -152,22 +152,22 @@ class LoadTest(unittest.TestCase):
         synth.write_table(path)
         with h5py.File(path, "a") as f:
             del f.attrs["completed"]
-        with self.assertRaises(rollsim_h5.IncompleteFileError):
-            rollsim_h5.load(path)
+        with self.assertRaises(rollsim.IncompleteFileError):
+            rollsim.load(path)
 
     def test_missing_and_bad_files(self):
-        with self.assertRaises(rollsim_h5.RollsimFileError):
-            rollsim_h5.load(os.path.join(self.tmp.name, "does_not_exist.h5"))
+        with self.assertRaises(rollsim.RollsimFileError):
+            rollsim.load(os.path.join(self.tmp.name, "does_not_exist.h5"))
         junk = os.path.join(self.tmp.name, "junk.h5")
         with open(junk, "w") as f:
             f.write("not hdf5\n")
-        with self.assertRaises(rollsim_h5.RollsimFileError):
-            rollsim_h5.load(junk)
+        with self.assertRaises(rollsim.RollsimFileError):
+            rollsim.load(junk)
         other = os.path.join(self.tmp.name, "other.h5")
         with h5py.File(other, "w") as f:
             f.attrs["format"] = "something_else"
-        with self.assertRaises(rollsim_h5.RollsimFileError) as cm:
-            rollsim_h5.load(other)
+        with self.assertRaises(rollsim.RollsimFileError) as cm:
+            rollsim.load(other)
         self.assertIn("not a rollsim file", str(cm.exception))
 
     def test_minimal_file_and_empty_events(self):
@@ -179,7 +179,7 @@ class LoadTest(unittest.TestCase):
             e = f.create_group("events")
             e.create_dataset("time", data=np.zeros(0))
             e.create_dataset("kind", shape=(0,), dtype=synth.STR)
-        r = rollsim_h5.load(path)
+        r = rollsim.load(path)
         self.assertEqual(r.events["kind"].shape, (0,))
         self.assertEqual(r.summary, {})
         self.assertEqual(r.solver, {})

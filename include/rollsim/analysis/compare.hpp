@@ -76,9 +76,21 @@ struct FormulationCheck {
   Comparison comparison;  ///< dae against ode
 };
 
-/// Load the scenario twice, with formulation = "ode" (its own solver settings) and with formulation = "dae"
-/// (solver.method = "bdf", IDA), run both in memory and compare them. Throws InputError if the model has no
-/// formulation choice; a run that fails is reported in the comparison's problems.
+/// The two scenarios a formulation check runs: the scenario loaded with formulation = "ode" (its own solver
+/// settings) and with formulation = "dae" (solver.method = "bdf", IDA).
+struct FormulationScenarios {
+  Scenario ode, dae;
+};
+
+/// Load both scenarios (all input errors surface here, before anything runs). Throws InputError if the model
+/// has no formulation choice.
+FormulationScenarios formulation_scenarios(const std::string& scenario_path, const std::vector<std::string>& overrides);
+
+/// Run both formulations in memory and compare them; the tolerances are the ODE scenario's [check] keys. A run
+/// that fails is reported in the comparison's problems.
+FormulationCheck check_formulations(const FormulationScenarios& scenarios);
+
+/// formulation_scenarios, then check_formulations.
 FormulationCheck check_formulations(const std::string& scenario_path, const std::vector<std::string>& overrides);
 
 }  // namespace rollsim

@@ -1,4 +1,4 @@
-"""Figures for rollsim result files (used by tools/plot).
+"""Figures for rollsim result files, and the command line of tools/plot (``main``).
 
 ``views(result)`` returns the views that fit a file's content, each a list of
 panels; ``make_figure(result, panels)`` draws panels into one figure.  Figures
@@ -27,8 +27,10 @@ Views:
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
+import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -37,7 +39,7 @@ from matplotlib.figure import Figure
 from matplotlib.colors import ListedColormap, BoundaryNorm
 from matplotlib.patches import Patch
 
-import rollsim_h5
+from . import h5
 
 MAX_POINTS = 100_000  # longer signals are thinned for drawing
 
@@ -680,7 +682,7 @@ def log_spaced(r, key) -> bool:
 
 def sweep_panels(r) -> list:
     sw = r.sweep
-    keys = rollsim_h5.swept_keys(sw)
+    keys = h5.swept_keys(sw)
     numeric_keys = [k for k in keys if np.asarray(sw[k]).dtype.kind in "fiu"]
     if len(numeric_keys) >= 2 and "classification" in sw:
         panels = [Panel("basin map", lambda ax: _basin(ax, r, numeric_keys[0], numeric_keys[1]))]
@@ -721,7 +723,7 @@ def point_panels(r) -> list:
 
 def _point_curves(ax, r, indices, name):
     sw = r.sweep
-    keys = [k for k in rollsim_h5.swept_keys(sw) if np.asarray(sw[k]).dtype.kind in "fiu"]
+    keys = [k for k in h5.swept_keys(sw) if np.asarray(sw[k]).dtype.kind in "fiu"]
     shown = indices[:: int(math.ceil(len(indices) / MAX_POINT_CURVES))]
     colour_of, mappable = (lambda i: "C0"), None
     if keys:
@@ -1003,3 +1005,103 @@ def figures(r, split: bool = False, figure_factory: Optional[Callable] = None) -
     if split:
         return [make_figure(r, panels, figure_factory) for _, panels in vs]
     return [make_figure(r, [p for _, panels in vs for p in panels], figure_factory)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The command line of tools/plot
+
+
+def output_names(out, count):
+    root, ext = os.path.splitext(out)
+    ext = ext or ".png"
+    return [f"{root}{ext}" if i == 0 else f"{root}-{i + 1}{ext}" for i in range(count)]
+
+
+def main(argv=None):
+    """Plot a rollsim result file.
+
+        tools/plot FILE.h5 [-o OUT.png | --show] [--split] [--point N] [--allow-incomplete] [--dpi N]
+
+    The views are picked from the file's content (time histories, phase portrait,
+    energy, eigenvalues and Bode plot, basin map or study curves, sweep points'
+    trajectories, growth check).  All views go into one figure with subplots; with
+    --split each view gets its own file: OUT.png, OUT-2.png, OUT-3.png, ...  The
+    format follows the suffix of OUT: .png, .pdf, .svg (vector), or any other that
+    matplotlib writes.  Without -o or --show the output is FILE.png next to the
+    input.  --point N plots sweep point N's trajectory (rollsim sweep
+    --trajectories) with the views of a single run.  Exit status 2: missing,
+    unreadable or incomplete file (read an incomplete one with --allow-incomplete),
+    a point the file does not hold, or an output that cannot be written (missing
+    folder, unknown format); 1: nothing to plot.
+    """
+    ap = argparse.ArgumentParser(prog="plot", description="Plot a rollsim HDF5 result file.")
+    ap.add_argument("file", help="rollsim result file (.h5)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("-o", "--output", metavar="OUT.png",
+                   help="write the figure here; the suffix picks the format: .png, .pdf, .svg, ... (default: FILE.png)")
+    g.add_argument("--show", action="store_true", help="open an interactive window instead of writing a file")
+    ap.add_argument("--split", action="store_true", help="one file per view: OUT.png, OUT-2.png, ...")
+    ap.add_argument("--point", type=int, metavar="N",
+                    help="plot sweep point N's trajectory (a sweep file written with --trajectories)")
+    ap.add_argument("--allow-incomplete", action="store_true",
+                    help="plot a file whose run did not complete (root attribute completed = 0)")
+    ap.add_argument("--dpi", type=int, default=110, help="resolution of the PNG (default 110)")
+    args = ap.parse_args(argv)
+
+    import matplotlib
+    if not args.show:
+        matplotlib.use("Agg")
+
+    try:
+        result = h5.load(args.file, allow_incomplete=args.allow_incomplete)
+    except h5.IncompleteFileError as exc:
+        print(f"plot: error: {exc}\nplot: use --allow-incomplete to plot it anyway", file=sys.stderr)
+        return 2
+    except h5.RollsimFileError as exc:
+        print(f"plot: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"plot: error: {args.file}: {exc}", file=sys.stderr)
+        return 2
+
+    if args.point is not None:
+        try:
+            result = result.point(args.point)
+        except KeyError as exc:
+            print(f"plot: error: {exc.args[0]}", file=sys.stderr)
+            return 2
+
+    out = args.output or os.path.splitext(args.file)[0] + ".png"
+    if not args.show:
+        folder = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(folder):
+            print(f"plot: error: cannot write {out}: folder {folder} does not exist", file=sys.stderr)
+            return 2
+        ext = os.path.splitext(out)[1].lstrip(".").lower() or "png"
+        from matplotlib.backend_bases import FigureCanvasBase
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if ext not in formats:
+            print(f"plot: error: cannot write {out}: unknown format .{ext} "
+                  f"(allowed: {', '.join('.' + f for f in sorted(formats))})", file=sys.stderr)
+            return 2
+
+    factory = None
+    if args.show:
+        import matplotlib.pyplot as plt
+        factory = plt.figure
+    figs = figures(result, split=args.split, figure_factory=factory)
+    if not figs:
+        print(f"plot: error: {args.file}: nothing to plot (no trajectory, linear, sweep or growth data)",
+              file=sys.stderr)
+        return 1
+    if args.show:
+        plt.show()
+        return 0
+    for fig, name in zip(figs, output_names(out, len(figs))):
+        try:
+            fig.savefig(name, dpi=args.dpi)
+        except OSError as exc:
+            print(f"plot: error: cannot write {name}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(name)
+    return 0

@@ -2,8 +2,8 @@
 
 Usage::
 
-    import rollsim_h5
-    r = rollsim_h5.load("run.h5")
+    import rollsim                      # rollsim.load is rollsim.h5.load
+    r = rollsim.load("run.h5")
     t = r.trajectory["time"]
     theta1 = r.trajectory["theta1"]
     r.trajectory.units["theta1"]        # "rad"
@@ -12,10 +12,11 @@ Usage::
     r.linear["eigenvectors_real"][:, j] # component i of eigenvector j at [i, j]
     r.points                            # sweep trajectories: index -> Table (rollsim sweep --trajectories)
     p = r.point(3)                      # point 3 as a RollsimResult of its own (trajectory, events)
+    r.formulations["largest"]           # rollsim check formulations -o: the judged differences
 
 Every string (attributes and string datasets) is decoded to ``str``.  Groups
 that a file does not have are empty (trajectory, events, summary, solver) or
-``None`` (linear, sweep, growth); ``points`` is empty unless the file is a
+``None`` (linear, sweep, growth, formulations); ``points`` is empty unless the file is a
 sweep written with ``--trajectories``.  Files whose root attribute ``completed`` is 0
 are refused unless ``allow_incomplete=True``.
 """
@@ -41,6 +42,8 @@ __all__ = [
 
 FORMAT_NAME = "rollsim"
 SUPPORTED_FORMAT_VERSION = 1
+# The data groups a result file may hold (besides /scenario, /summary, /solver and /points).
+GROUPS = ("trajectory", "events", "linear", "sweep", "growth", "formulations")
 
 
 class RollsimFileError(Exception):
@@ -114,6 +117,7 @@ class RollsimResult:
     linear: Optional[Table]
     sweep: Optional[Table]
     growth: Optional[Table]
+    formulations: Optional[Table] = None  # rollsim check formulations -o
     # Sweep trajectories, /points/NNNNNN: point index -> Table with attrs (index, status, overrides)
     # and nested Tables "trajectory" and "events" (empty when the file has none for that point).
     points: dict = dataclasses.field(default_factory=dict)
@@ -176,7 +180,7 @@ class RollsimResult:
         return dataclasses.replace(
             self, provenance=prov, resolved=resolved, trajectory=p.get("trajectory", Table()),
             events=p.get("events", Table()), summary={}, solver={}, linear=None, sweep=None, growth=None,
-            points={})
+            formulations=None, points={})
 
     def param(self, key: str, default=None):
         """A value from the resolved scenario, as float when it parses as one."""
@@ -343,7 +347,7 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
         fmt = prov.get("format")
         if fmt is not None and fmt != FORMAT_NAME:
             raise RollsimFileError(path, f"not a rollsim file (format = {fmt!r})")
-        if fmt is None and not any(k in f for k in ("trajectory", "linear", "sweep", "growth")):
+        if fmt is None and not any(k in f for k in GROUPS):
             raise RollsimFileError(path, "not a rollsim file (no 'format' attribute)")
         completed = prov.get("completed")
         if not completed and not allow_incomplete:
@@ -394,18 +398,19 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
             linear=group("linear"),
             sweep=sweep,
             growth=group("growth"),
+            formulations=group("formulations"),
             points=dict(sorted(points.items())),
         )
     return result
 
 
-if __name__ == "__main__":  # a quick look at a file: python3 rollsim_h5.py FILE.h5
+if __name__ == "__main__":  # a quick look at a file: python3 -m rollsim.h5 FILE.h5
     import sys
 
     for p in sys.argv[1:]:
         r = load(p, allow_incomplete=True)
         print(f"{p}: model={r.model!r} title={r.title!r} completed={r.completed} status={r.status!r}")
-        for gname in ("trajectory", "events", "linear", "sweep", "growth"):
+        for gname in GROUPS:
             g = getattr(r, gname)
             if g:
                 cols = ", ".join(f"{k}{list(np.shape(v))}" for k, v in g.items())
