@@ -155,6 +155,25 @@ class Sweep(unittest.TestCase):
             self.assertEqual(g["trajectory/time"][-1], t["t_final"][6])
             self.assertEqual(g["trajectory/theta1"][-1], t["final_theta1"][6])
             self.assertNotIn("trajectory", f["points/000001"])  # an input_error point has no trajectory
+            # Each point carries its events, with the columns of a run's /events: as many as the table counts,
+            # inside the run, and a terminal event is the last one.
+            checked = 0
+            for k, g in f["points"].items():
+                if s(g.attrs["status"]) != "ok":
+                    continue
+                i = int(k)
+                ev = g["events"]
+                self.assertEqual(len(ev["kind"]), t["n_events"][i])
+                self.assertEqual(ev["time"].attrs["unit"], g["trajectory/time"].attrs["unit"])
+                for name in ("mode_before", "mode_after", "theta1", "normal_force"):
+                    self.assertEqual(len(ev[name]), len(ev["kind"]))
+                if len(ev["kind"]):
+                    self.assertTrue(np.all(ev["time"][:] <= t["t_final"][i]))
+                if s(t["termination"][i]) != "t_end":
+                    self.assertEqual(s(ev["kind"][-1]), s(t["termination"][i]))
+                    self.assertEqual(ev["time"][-1], t["t_final"][i])
+                    checked += 1
+            self.assertGreater(checked, 0)
 
     def test_bad_sweep_exits_2_without_file(self):
         bad = os.path.join(self.tmp, "bad.toml")
