@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <limits>
-#include <numbers>
 #include <sstream>
 
 #include "rollsim/core/error.hpp"
@@ -50,9 +49,12 @@ void to_dimensionless(const Params& p, double u, double v, double w, double* q) 
 }
 
 std::string classify(const std::string& symbols, const std::vector<double>& radii, int final_mode,
-                     double final_radius, double rolled_tau) {
-  // Rolling is a rotation of (x, y): an orbit that has rolled half a turn without reaching |x| = 1 never will.
-  if (final_mode == 0 && (final_radius <= 1.0 || rolled_tau >= std::numbers::pi)) return "A";
+                     double final_radius, double radius_error, bool exact) {
+  // The exact method's radius is exact to round-off, and it counts R^2 - 1 <= 16 eps as the unit circle.
+  if (final_mode == 0 && final_radius <= (exact ? 1.0 + radius_error : 1.0 - radius_error)) return "A";
+  // Within the error of the unit circle: rolling on R = 1 is permanent, on R = 1 + 1e-12 it slips; the run
+  // cannot tell which.
+  if (final_mode == 0 && std::abs(final_radius - 1.0) <= radius_error) return "undetermined";
   const size_t n = symbols.size();
   if (n >= 8 && radii.size() >= 3) {
     bool periodic = true;
@@ -76,14 +78,12 @@ enum Out { kU, kV, kW };  // only when physical; the rest follow
 class DiskSummarizer final : public Summarizer {
  public:
   DiskSummarizer(double j, const Scales& s, bool physical, size_t i_total)
-      : j_(j), es_(physical ? s.energy : 1.0), omega0_(s.omega0), scales_(s), physical_(physical), i_total_(i_total) {}
+      : j_(j), es_(physical ? s.energy : 1.0), scales_(s), physical_(physical), i_total_(i_total) {}
 
-  void on_point(double t, const double* x, const double* y, int mode) override {
+  void on_point(double, const double* x, const double* y, int mode) override {
     const double e = y[i_total_];
-    t_final_ = t;
     if (!started_) {
       started_ = true;
-      t_roll_ = t;
       e0_ = e;
       symbols_ += filippov_symbol(mode);
       if (mode == 0) last_radius_ = std::hypot(x[kX], x[kY]);
@@ -93,9 +93,17 @@ class DiskSummarizer final : public Summarizer {
     final_radius_ = std::hypot(x[kX], x[kY]);
   }
 
-  void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
+  void on_tolerances(double rtol, double atol, bool exact) override {
+    // The exact method counts R^2 - 1 <= 16 eps as the unit circle (rolling_disk_exact.cpp); an integrated radius
+    // carries the global error, estimated as 1000 (rtol + atol) (a radius computed to 1 + 2e-10 at rtol 1e-10 on
+    // the unit circle after a few turns).
+    radius_error_ = exact ? 8 * std::numeric_limits<double>::epsilon() : 1000 * (rtol + atol);
+    exact_ = exact;
+  }
+  double radius_error() const { return radius_error_; }
+
+  void on_event(double, const std::string& kind, int before, int after, const double* x) override {
     if (after != before) symbols_ += filippov_symbol(after);
-    if (after == 0 && before != 0) t_roll_ = t;
     if (kind == "stick") {
       ++n_stick_;
       last_radius_ = std::hypot(x[kX], x[kY]);
@@ -114,7 +122,7 @@ class DiskSummarizer final : public Summarizer {
     const std::string eu = physical_ ? "J" : "1";
     std::vector<SummaryItem> items{
         {"symbols", 0, symbols_, "", "modes visited (+ sliding forward, - backward, 0 rolling)", false},
-        {"classification", 0, classify(symbols_, radii_, final_mode_, final_radius_, final_mode_ == 0 ? (t_final_ - t_roll_) * omega0_ : 0.0), "",
+        {"classification", 0, classify(symbols_, radii_, final_mode_, final_radius_, radius_error(), exact_), "",
          "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false},
         {"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false},
         {"n_stick", static_cast<double>(n_stick_), "", "", "stick events (sliding -> rolling)", true},
@@ -126,6 +134,13 @@ class DiskSummarizer final : public Summarizer {
         {"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
          "max |E(0) - E(t) - dissipated(t)| / E(0)", false},
     };
+    if (!exact_ && final_mode_ == 0 && std::abs(final_radius_ - 1.0) <= radius_error())
+      items.push_back({"classification_note", 0,
+                       "the last rolling radius is within the integration error of 1 (|R - 1| <= " +
+                           std::to_string(radius_error()) +
+                           "): rolling on R <= 1 is permanent (A), on R > 1 it slips; tighten solver.rtol, or use "
+                           "solver.method = \"exact\"",
+                       "", "why the classification is undetermined", false});
     if (physical_) {
       // The scales of the dimensionless form, so that x, y, z and the energies convert back.
       items.push_back({"scale_length", scales_.length, "", "m", "U = mu g m (1+j) / (k j): x = u/U", false});
@@ -138,11 +153,12 @@ class DiskSummarizer final : public Summarizer {
   }
 
  private:
-  double j_, es_, omega0_;
+  double j_, es_;
   Scales scales_;
   bool physical_;
   size_t i_total_;
-  double t_roll_ = 0, t_final_ = 0;
+  double radius_error_ = 0;
+  bool exact_ = false;
   bool started_ = false;
   double e0_ = 0, err_ = 0;
   std::string symbols_;

@@ -57,6 +57,7 @@ class Loop {
     std::unique_ptr<Integrator> integ;
     try {
       integ = make_integrator(sys_, opt_.solver);
+      summarizer_->on_tolerances(opt_.solver.rtol, opt_.solver.atol, integ->locates_events_exactly());
       integ->reset(t_, x_.data(), mode_);
       audit(*integ, "the initial state");
       emit_sample(t_, x_.data());

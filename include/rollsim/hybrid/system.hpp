@@ -69,6 +69,9 @@ class Summarizer {
   virtual void on_event(double /*t*/, const std::string& /*kind*/, int /*mode_before*/, int /*mode_after*/,
                         const double* /*x*/) {}
   virtual std::vector<SummaryItem> items() const = 0;
+  /// Before the run: the tolerances the answer is computed to (exact: closed-form, to round-off), for rules that
+  /// must not decide below them.
+  virtual void on_tolerances(double /*rtol*/, double /*atol*/, bool /*exact*/) {}
 };
 
 /// The formulation a system needs from the integrator.

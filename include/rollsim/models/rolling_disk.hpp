@@ -46,15 +46,17 @@ double potential(double j, const double* xyz);
 /// Physical (u [m], v [m/s], w [m/s]) → dimensionless (x, y, z).
 void to_dimensionless(const Params& p, double u, double v, double w, double* xyz);
 
-/// The classification of a run (see docs/scenario-keys-disk.md):
-///   "A" the run ends rolling (mode 0) on a circle of radius <= 1, or after rolling for at least half a turn
-///       (rolled_tau >= π, dimensionless time) without leaving: rolling is a rotation of (x, y), so it never
-///       leaves (a radius computed as 1 + 1e-11 is the unit circle within the integration error);
+/// The classification of a run (see docs/scenario-keys-disk.md), with R the last rolling radius and
+/// `radius_error` the error R carries (round-off for the exact method, the integration error otherwise):
+///   "A" the run ends rolling (mode 0) on a circle of radius R <= 1 - radius_error (exact: R <= 1 + radius_error,
+///       round-off): it can never leave (|x| <= R);
 ///   "B" the symbols end in the periodic tail (+0-0 twice, in either phase) and the last three stick radii
 ///       are > 1 and strictly decreasing;
-///   "undetermined" otherwise (a transient, or a run too short to tell).
+///   "undetermined" otherwise (a transient, a run too short to tell, or a run that ends rolling with
+///       |R - 1| <= radius_error: on R = 1 it rolls for ever, on R = 1 + 1e-12 it slips, and the run cannot
+///       tell which).
 std::string classify(const std::string& symbols, const std::vector<double>& stick_radii, int final_mode,
-                     double final_radius, double rolled_tau = 0);
+                     double final_radius, double radius_error = 0, bool exact = false);
 
 
 /// Closed-form propagation between events (solver.method = "exact"), behind the Integrator interface.
