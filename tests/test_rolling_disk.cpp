@@ -10,7 +10,7 @@
 
 #include "disk_closed_form.hpp"
 #include "rollsim/core/error.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"

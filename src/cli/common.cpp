@@ -8,7 +8,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 
 namespace rollsim::cli {
 

@@ -8,7 +8,7 @@
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/linear_writer.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 
 namespace rollsim::cli {
 

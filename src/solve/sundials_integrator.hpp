@@ -13,7 +13,7 @@
 #include <sundials/sundials_types.h>
 
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/solve/integrator.hpp"
+#include "rollsim/hybrid/integrator.hpp"
 #include "rollsim/solve/sundials.hpp"
 
 namespace rollsim::sundials {
