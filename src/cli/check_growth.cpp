@@ -3,11 +3,11 @@
 #include <cstdio>
 
 #include "common.hpp"
-#include "rollsim/core/error.hpp"
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linearizable.hpp"
-#include "rollsim/io/growth_writer.hpp"
 #include "rollsim/app/registry.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/io/growth_writer.hpp"
 
 namespace rollsim::cli {
 
