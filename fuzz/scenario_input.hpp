@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"
 

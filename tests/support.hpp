@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"
 

@@ -5,7 +5,7 @@
 #include <array>
 #include <cmath>
 
-#include "rollsim/analysis/compare.hpp"
+#include "rollsim/app/formulations.hpp"
 #include "rollsim/models/carriage_pendulum.hpp"
 #include "rollsim/solve/simulate.hpp"
 

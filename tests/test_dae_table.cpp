@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "rollsim/analysis/compare.hpp"
+#include "rollsim/app/formulations.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 #include "rollsim/models/tipping_table_dae.hpp"

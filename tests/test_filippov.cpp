@@ -10,9 +10,9 @@
 #include <unsupported/Eigen/MatrixFunctions>
 
 #include "disk_closed_form.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
-#include "rollsim/models/registry.hpp"
 #include "rollsim/models/relay_feedback.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"

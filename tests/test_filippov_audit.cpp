@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "disk_closed_form.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/models/rolling_disk_exact.hpp"
 #include "rollsim/scenario/scenario.hpp"

@@ -449,7 +449,7 @@ TEST_CASE("linear: transmission zeros and steady-state gain of systems with know
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 #include "support.hpp"
 
 namespace {
@@ -578,7 +578,7 @@ rollsim::GrowthResult table_growth(double torque) {
                                                                "/scenarios/tipping_table_linear.toml"),
                                       {"parameters.table_torque=" + std::to_string(torque), buf});
   const auto& model = rollsim::linearizable(*l.system, l.sc);
-  return rollsim::check_growth(l.sc, model, l.result, rollsim::growth_options(l.sc));
+  return rollsim::check_growth(rollsim::simulation_options(l.sc), model, l.result, rollsim::growth_options(l.sc));
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "disk_closed_form.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
-#include "rollsim/models/registry.hpp"
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"

@@ -72,7 +72,7 @@ GrowthOptions growth_options(const Scenario& sc) {
   return o;
 }
 
-GrowthResult check_growth(const Scenario& sc, const Linearizable& model, const LinearResult& lin,
+GrowthResult check_growth(const SimulationOptions& base, const Linearizable& model, const LinearResult& lin,
                           const GrowthOptions& opt) {
   GrowthResult res;
   res.floor_margin = opt.floor_margin;
@@ -80,7 +80,6 @@ GrowthResult check_growth(const Scenario& sc, const Linearizable& model, const L
   const auto n = lin.x0.size();
   const Eigen::MatrixXcd Vinv = lin.eig.vectors.inverse();
   const double x0_norm = lin.x0.cwiseAbs().maxCoeff();
-  const SimulationOptions base = simulation_options(sc);
   bool judged = false;
   for (Eigen::Index k = 0; k < lin.eig.values.size(); ++k) {
     const std::complex<double> lambda = lin.eig.values(k);

@@ -5,9 +5,9 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/progress.hpp"
-#include "rollsim/models/registry.hpp"
 #include "rollsim/solve/simulate.hpp"
 
 namespace rollsim::cli {

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "common.hpp"
-#include "rollsim/analysis/compare.hpp"
+#include "rollsim/app/formulations.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/formulations_writer.hpp"
 

@@ -3,11 +3,11 @@
 #include <cstdio>
 
 #include "common.hpp"
-#include "rollsim/core/error.hpp"
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/app/registry.hpp"
+#include "rollsim/core/error.hpp"
 #include "rollsim/io/growth_writer.hpp"
-#include "rollsim/models/registry.hpp"
 
 namespace rollsim::cli {
 
@@ -29,7 +29,7 @@ int growth_command(const GrowthArgs& a) {
                               ? output_path(sc, a.out)
                               : std::string();
   const LinearResult lin = linearize_system(*system, lopt, sc);
-  const GrowthResult g = check_growth(sc, model, lin, gopt);
+  const GrowthResult g = check_growth(simulation_options(sc), model, lin, gopt);
   std::printf("Short-time growth check: nonlinear runs from the equilibrium plus epsilon x mode shape\n");
   std::printf("%-20s %9s %24s %24s %11s %11s  %s\n", "mode", "epsilon", "eigenvalue [rad/s]", "measured [rad/s]",
               "rel. error", "floor", "status");

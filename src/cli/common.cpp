@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
 
 namespace rollsim::cli {
 

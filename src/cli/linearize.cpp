@@ -6,9 +6,9 @@
 
 #include "common.hpp"
 #include "rollsim/analysis/linear_model.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/linear_writer.hpp"
-#include "rollsim/models/registry.hpp"
 
 namespace rollsim::cli {
 

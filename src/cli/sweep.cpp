@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/progress.hpp"
 #include "rollsim/io/sweep_file.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "rollsim/solve/integrator.hpp"
+#include "rollsim/hybrid/integrator.hpp"
 
 namespace rollsim {
 

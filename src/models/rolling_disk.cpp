@@ -1,5 +1,5 @@
 #include "rollsim/models/rolling_disk.hpp"
-#include "rollsim/solve/integrator.hpp"
+#include "rollsim/hybrid/integrator.hpp"
 
 #include <cmath>
 #include <limits>

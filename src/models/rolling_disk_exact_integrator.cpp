@@ -7,9 +7,9 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/hybrid/integrator.hpp"
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/models/rolling_disk_exact.hpp"
-#include "rollsim/solve/integrator.hpp"
 
 namespace rollsim::rolling_disk {
 

@@ -12,7 +12,6 @@
 
 #include <toml++/toml.h>
 
-#include "rollsim/models/registry.hpp"
 #include "rollsim/scenario/toml_text.hpp"
 
 namespace rollsim {
@@ -548,7 +547,8 @@ std::string Scenario::resolved_text() const {
   return os.str();
 }
 
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       const ScenarioSchemas& schemas) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(Origin{path, 0, 0}, "is a directory, not a scenario file");
   std::ifstream in(path, std::ios::binary);
@@ -563,10 +563,11 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   in.seekg(0);
   std::string text(size, '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
-  return load_scenario_text(text, path, overrides);
+  return load_scenario_text(text, path, overrides, schemas);
 }
 
-Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides,
+                            const ScenarioSchemas& schemas) {
   if (text.size() > kMaxScenarioBytes)
     throw InputError(Origin{path, 0, 0}, "the scenario text is larger than " + std::to_string(kMaxScenarioBytes) + " bytes");
   if (text.find('\0') != std::string::npos) throw InputError(Origin{path, 0, 0}, "the scenario file contains NUL bytes");
@@ -589,24 +590,18 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   sc.overrides = overrides;
 
   const toml::node* model_node = root.get("model");
-  if (!model_node) throw InputError(Origin{path, 1, 1}, "missing key 'model'; allowed values: " + [] {
+  const auto model_list = [&] {
     std::string s;
-    for (const auto& m : models()) s += (s.empty() ? "\"" : ", \"") + m.name + "\"";
+    for (const auto& m : schemas.models) s += (s.empty() ? "\"" : ", \"") + m + "\"";
     return s;
-  }());
+  };
+  if (!model_node) throw InputError(Origin{path, 1, 1}, "missing key 'model'; allowed values: " + model_list());
   if (!model_node->is_string())
     throw InputError(L.origin_of("model", *model_node), "model must be a string, not " + node_type_name(*model_node));
   const std::string model = model_node->as_string()->get();
-  const ModelEntry* entry = find_model(model);
-  if (!entry) {
-    std::vector<std::string> names;
-    std::string list;
-    for (const auto& m : models()) {
-      names.push_back(m.name);
-      list += (list.empty() ? "\"" : ", \"") + m.name + "\"";
-    }
-    std::string msg = "unknown model \"" + model + "\"; allowed values " + list;
-    const std::string near = closest_match(model, names);
+  if (std::find(schemas.models.begin(), schemas.models.end(), model) == schemas.models.end()) {
+    std::string msg = "unknown model \"" + model + "\"; allowed values " + model_list();
+    const std::string near = closest_match(model, schemas.models);
     if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
     throw InputError(L.origin_of("model", *model_node), msg);
   }
@@ -617,8 +612,8 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
     if (auto s = v.as_string()) raw[std::string(k.str())] = s->get();
 
   // The model's keys come first; a model may redefine a common key (e.g. its own solver.method choices).
-  std::vector<KeySpec> schema = entry->schema(raw);
-  for (auto& k : common_keys()) {
+  std::vector<KeySpec> schema = schemas.keys(model, raw);
+  for (const auto& k : schemas.common) {
     bool redefined = false;
     for (auto& m : schema)
       if (m.path == k.path) {

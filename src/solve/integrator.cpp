@@ -8,12 +8,6 @@ std::unique_ptr<Integrator> make_cvode_integrator(const HybridSystem& system, co
 std::unique_ptr<Integrator> make_ida_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_erk_integrator(const HybridSystem& system, const SolverOptions& options);
 
-long SolverStats::get(const std::string& name) const {
-  for (const auto& [k, v] : counts)
-    if (k == name) return v;
-  return 0;
-}
-
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
   if (options.method == "exact") {
     if (auto exact = system.make_exact_integrator(options)) return exact;

@@ -12,8 +12,8 @@
 #include <sundials/sundials_nvector.h>
 #include <sundials/sundials_types.h>
 
+#include "rollsim/hybrid/integrator.hpp"
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/solve/integrator.hpp"
 #include "rollsim/solve/sundials.hpp"
 
 namespace rollsim::sundials {

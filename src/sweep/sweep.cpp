@@ -15,7 +15,7 @@
 
 #include <toml++/toml.h>
 
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/scenario/toml_text.hpp"
 #include "rollsim/solve/simulate.hpp"
 

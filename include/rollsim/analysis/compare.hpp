@@ -82,15 +82,6 @@ struct FormulationScenarios {
   Scenario ode, dae;
 };
 
-/// Load both scenarios (all input errors surface here, before anything runs). Throws InputError if the model
-/// has no formulation choice.
-FormulationScenarios formulation_scenarios(const std::string& scenario_path, const std::vector<std::string>& overrides);
-
-/// Run both formulations in memory and compare them; the tolerances are the ODE scenario's [check] keys. A run
-/// that fails is reported in the comparison's problems.
-FormulationCheck check_formulations(const FormulationScenarios& scenarios);
-
-/// formulation_scenarios, then check_formulations.
-FormulationCheck check_formulations(const std::string& scenario_path, const std::vector<std::string>& overrides);
+// Loading both scenarios and running them (the registry's work) is app/formulations.hpp.
 
 }  // namespace rollsim

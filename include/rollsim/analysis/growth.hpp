@@ -13,6 +13,7 @@
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/simulate.hpp"
 
 namespace rollsim {
 
@@ -75,11 +76,11 @@ inline constexpr const char* kGrowthFloorFormula =
 std::vector<KeySpec> growth_keys();
 GrowthOptions growth_options(const Scenario& sc);
 
-/// Run the check. Each perturbed run starts `model.starting_at(x0 + epsilon shape)` with the scenario's
-/// simulation options, except: t_end = the window, output_dt = window / samples, solver.method = "bdf",
+/// Run the check. Each perturbed run starts `model.starting_at(x0 + epsilon shape)` with `base` (the scenario's
+/// simulation options), except: t_end = the window, output_dt = window / samples, solver.method = "bdf",
 /// solver.rtol = opt.rtol and solver.atol = epsilon rtol 1e-3 (scaled to the perturbation, so the scenario's
 /// atol does not matter).
-GrowthResult check_growth(const Scenario& sc, const Linearizable& model, const LinearResult& lin,
+GrowthResult check_growth(const SimulationOptions& base, const Linearizable& model, const LinearResult& lin,
                           const GrowthOptions& opt);
 
 }  // namespace rollsim

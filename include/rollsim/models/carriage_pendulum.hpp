@@ -18,7 +18,7 @@
 #include <memory>
 
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/models/model_entry.hpp"
 
 namespace rollsim::carriage_pendulum {
 

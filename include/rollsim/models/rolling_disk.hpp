@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/models/model_entry.hpp"
 
 namespace rollsim::rolling_disk {
 

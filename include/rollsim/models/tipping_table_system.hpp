@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/models/model_entry.hpp"
 #include "rollsim/models/tipping_table.hpp"
 
 namespace rollsim::tipping_table {

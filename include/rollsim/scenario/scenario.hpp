@@ -121,11 +121,22 @@ class Scenario {
   std::vector<KeySpec> schema;
 };
 
-/// Parse and validate a scenario file with overrides ("dotted.key=value"). Throws InputError.
-Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// The models a scenario may name and their keys, as the loader needs them. This layer knows no model: the
+/// layer that lists the models gives them (app/registry.hpp: model_schemas(), with load_scenario wrappers).
+struct ScenarioSchemas {
+  std::vector<std::string> models;  ///< the allowed values of `model`, in order
+  /// The keys of the model named (one of `models`); `raw` holds the scenario's top-level string keys.
+  std::function<std::vector<KeySpec>(const std::string& model, const std::map<std::string, std::string>& raw)> keys;
+  /// Keys every model shares. A model's key of the same path replaces one (a derived default carries over).
+  std::vector<KeySpec> common;
+};
+
+/// Parse and validate a scenario file with overrides ("dotted.key=value") against `schemas`. Throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       const ScenarioSchemas& schemas);
 /// Same, from text already in memory (`path` names it in messages).
-Scenario load_scenario_text(const std::string& text, const std::string& path,
-                            const std::vector<std::string>& overrides = {});
+Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides,
+                            const ScenarioSchemas& schemas);
 
 /// The closest candidate by edit distance, or "" if none is close.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);

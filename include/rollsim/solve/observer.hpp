@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/hybrid/integrator.hpp"
 #include "rollsim/hybrid/system.hpp"
 
 namespace rollsim {
@@ -22,14 +23,6 @@ struct EventRecord {
   bool terminal = false;
   std::vector<double> x;  ///< the state after the event handler (projected, if it projects)
   std::map<std::string, double> extra;
-};
-
-/// Solver work, by name (n_steps, n_rhs_evals, ...).
-struct SolverStats {
-  std::string method;
-  double rtol = 0, atol = 0;
-  std::vector<std::pair<std::string, long>> counts;
-  long get(const std::string& name) const;
 };
 
 struct RunResult {

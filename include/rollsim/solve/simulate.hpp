@@ -28,9 +28,3 @@ RunResult simulate(const HybridSystem& system, const SimulationOptions& options,
                    const std::vector<Observer*>& observers);
 
 }  // namespace rollsim
-
-namespace rollsim {
-class Scenario;
-/// The [simulation] and [solver] keys of a validated scenario.
-SimulationOptions simulation_options(const Scenario& sc);
-}  // namespace rollsim

@@ -1,4 +1,4 @@
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -79,6 +79,27 @@ const ModelEntry* find_model(const std::string& name) {
   for (const auto& m : models())
     if (m.name == name) return &m;
   return nullptr;
+}
+
+const ScenarioSchemas& model_schemas() {
+  static const ScenarioSchemas schemas = [] {
+    ScenarioSchemas s;
+    for (const auto& m : models()) s.models.push_back(m.name);
+    s.keys = [](const std::string& model, const std::map<std::string, std::string>& raw) {
+      return find_model(model)->schema(raw);
+    };
+    s.common = common_keys();
+    return s;
+  }();
+  return schemas;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_scenario(path, overrides, model_schemas());
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+  return load_scenario_text(text, path, overrides, model_schemas());
 }
 
 std::vector<KeySpec> common_keys() {

@@ -1,5 +1,4 @@
-#include "rollsim/scenario/scenario.hpp"
-#include "rollsim/solve/simulate.hpp"
+#include "rollsim/app/registry.hpp"
 
 namespace rollsim {
 

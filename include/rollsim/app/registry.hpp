@@ -1,31 +1,32 @@
 #pragma once
-/// \file The list of models: their scenario schemas and how to build a runnable system from a scenario.
-#include <functional>
+/// \file The wiring of the program: the list of models, scenarios loaded with their model's schema, and the
+/// system a scenario describes. Every command goes through these; the layers below know no model list.
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "rollsim/hybrid/system.hpp"
+#include "rollsim/models/model_entry.hpp"
 #include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/simulate.hpp"
 
 namespace rollsim {
-
-class HybridSystem;
-
-/// What a model contributes to the program.
-struct ModelEntry {
-  std::string name;         ///< the value of `model = "..."`
-  std::string description;  ///< one line for --help and errors
-  /// Keys of the model. `raw` holds the scenario's top-level string keys (e.g. units, formulation) so that a
-  /// model can offer different key sets; unknown values there are reported by the model.
-  std::function<std::vector<KeySpec>(const std::map<std::string, std::string>& raw)> schema;
-  /// Build the system to simulate from a validated scenario. Throws InputError for inconsistent values.
-  std::function<std::unique_ptr<HybridSystem>(const Scenario&)> make_system;
-};
 
 /// All models, in a fixed order.
 const std::vector<ModelEntry>& models();
 /// The entry for a name, or nullptr.
 const ModelEntry* find_model(const std::string& name);
+
+/// The models' names and schemas, with common_keys(), as the scenario loader takes them.
+const ScenarioSchemas& model_schemas();
+
+/// Parse and validate a scenario file with overrides ("dotted.key=value") against its model's schema.
+/// Throws InputError.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Same, from text already in memory (`path` names it in messages).
+Scenario load_scenario_text(const std::string& text, const std::string& path,
+                            const std::vector<std::string>& overrides = {});
 
 /// The system a validated scenario describes: its model's make_system, then the checks every model shares, so
 /// that every input error is found before a command opens a file: an initial state that is finite (parameters
@@ -38,5 +39,8 @@ std::unique_ptr<HybridSystem> build_system(const Scenario& sc);
 /// Keys every model shares: [simulation], [solver], [output] and the title. A model may redefine one (e.g. its own
 /// solver.method choices); its [events] keys are its own.
 std::vector<KeySpec> common_keys();
+
+/// The [simulation] and [solver] keys of a validated scenario (common_keys() declares them).
+SimulationOptions simulation_options(const Scenario& sc);
 
 }  // namespace rollsim

@@ -1,0 +1,56 @@
+#pragma once
+/// \file The integrator interface the simulate loop drives: one internal step at a time, dense output
+/// within the last step, and root (witness) reports; its options and its work counts, as plain types. CVODE,
+/// IDA and ARKODE sit behind it (solve/), and so may a model's own closed-form propagation
+/// (HybridSystem::make_exact_integrator), which is why the interface lives with the system interface.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rollsim {
+
+struct SolverOptions {
+  std::string method = "adams";  ///< adams | bdf (CVODE; bdf is IDA for a DAE) | erk (ARKODE) | exact (by model)
+  double rtol = 1e-10;
+  double atol = 1e-12;        ///< for every state not named in atol_by_state
+  /// Absolute tolerances of named states (solver.atol = { name = value }); the names are states of the system.
+  std::vector<std::pair<std::string, double>> atol_by_state;
+  long max_steps = 1000000;  ///< internal steps for the whole run
+  double max_step_size = 0;  ///< 0: no limit
+};
+
+/// Solver work, by name (n_steps, n_rhs_evals, ...).
+struct SolverStats {
+  std::string method;
+  double rtol = 0, atol = 0;
+  std::vector<std::pair<std::string, long>> counts;
+  long get(const std::string& name) const;
+};
+
+class Integrator {
+ public:
+  enum class Status { Step, Root, StopTime };
+  virtual ~Integrator() = default;
+  /// (Re)start at (t, x) in `mode`: its right-hand side and witnesses. Clears the stop time.
+  virtual void reset(double t, const double* x, int mode) = 0;
+  /// One internal step, never past t_stop. On Root, t() is the root time.
+  virtual Status step(double t_stop) = 0;
+  /// The time reached by the last step (or the root time).
+  virtual double t() const = 0;
+  /// The state at t() (after step()).
+  virtual const double* x() const = 0;
+  /// Dense output within the last internal step.
+  virtual void state_at(double t, double* x) const = 0;
+  /// After a Root: per witness of the mode, +1 rising, -1 falling, 0 none.
+  virtual const std::vector<int>& roots() const = 0;
+  virtual double last_step_size() const = 0;
+  virtual SolverStats stats() const = 0;
+  /// The integration error the solver allows at x, per component: rtol |x_i| + atol_i. The self-audit's
+  /// tolerances are built from it.
+  virtual void error_scale(const double* x, double* err) const = 0;
+  /// True when the integrator finds every event itself, to round-off (closed-form propagation): the simulate
+  /// loop then does not search the steps for crossings the root finder missed.
+  virtual bool locates_events_exactly() const { return false; }
+};
+
+}  // namespace rollsim

@@ -1,0 +1,44 @@
+#include "rollsim/app/formulations.hpp"
+
+#include "rollsim/app/registry.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/solve/simulate.hpp"
+
+namespace rollsim {
+
+FormulationScenarios formulation_scenarios(const std::string& path, const std::vector<std::string>& overrides) {
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> o = overrides;
+    o.insert(o.end(), extra.begin(), extra.end());
+    return o;
+  };
+  Scenario ode = load_scenario(path, with({"formulation=ode"}));
+  if (!ode.has("formulation"))
+    throw InputError(Origin{path, 0, 0}, "the model \"" + ode.model + "\" has one formulation only; nothing to compare");
+  Scenario dae = load_scenario(path, with({"formulation=dae", "solver.method=bdf"}));
+  return {std::move(ode), std::move(dae)};
+}
+
+FormulationCheck check_formulations(const FormulationScenarios& s) {
+  FormulationCheck fc;
+  fc.tol.state = s.ode.real("check.state_tol");
+  fc.tol.force = s.ode.real("check.force_tol");
+  fc.tol.event_time = s.ode.real("check.event_time_tol");
+  auto sys_ode = build_system(s.ode);
+  auto sys_dae = build_system(s.dae);
+  const RunResult ra = simulate(*sys_ode, simulation_options(s.ode), {&fc.ode});
+  const RunResult rb = simulate(*sys_dae, simulation_options(s.dae), {&fc.dae});
+  fc.comparison = compare_runs(fc.ode, fc.dae, fc.tol);
+  if (!ra.completed()) fc.comparison.problems.insert(fc.comparison.problems.begin(), "the ODE run failed: " + ra.message);
+  if (!rb.completed()) fc.comparison.problems.insert(fc.comparison.problems.begin(), "the DAE run failed: " + rb.message);
+  if (ra.termination != rb.termination)
+    fc.comparison.problems.push_back("the runs end differently: " + ra.termination + " (ODE), " + rb.termination + " (DAE)");
+  fc.comparison.passed = fc.comparison.problems.empty();
+  return fc;
+}
+
+FormulationCheck check_formulations(const std::string& path, const std::vector<std::string>& overrides) {
+  return check_formulations(formulation_scenarios(path, overrides));
+}
+
+}  // namespace rollsim
