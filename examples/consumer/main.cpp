@@ -14,7 +14,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/core/version.hpp"
-#include "rollsim/models/registry.hpp"
+#include "rollsim/app/registry.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"
 
