@@ -187,7 +187,7 @@ std::vector<Witness> FilippovSystem::witnesses(int mode) const {
   return {{"sigma_plus", +1, false, true}, {"sigma_minus", -1, false, true}};
 }
 
-void FilippovSystem::witness_rates(double t, const double* x, int mode, double* gdot) const {
+void FilippovSystem::witness_rates(double t, const double* x, const double*, int mode, double* gdot) const {
   if (mode == kPlus || mode == kMinus) {
     double sp, sm;
     sigmas(t, x, sp, sm);

@@ -10,34 +10,30 @@ namespace rollsim {
 
 std::unique_ptr<Integrator> HybridSystem::make_exact_integrator(const SolverOptions&) const { return nullptr; }
 
-void HybridSystem::witness_rates(double t, const double* x, int mode, double* gdot) const {
+void HybridSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
   const std::size_t n = size(), m = witnesses(mode).size();
   if (m == 0) return;
-  if (formulation() == Formulation::Dae) {
-    // No explicit field to differentiate along: no rates, so no extremum search (NaN compares false).
-    std::fill(gdot, gdot + m, std::numeric_limits<double>::quiet_NaN());
-    return;
-  }
-  std::vector<double> f(n), xp(n), xm(n), gp(m), gm(m);
-  rhs(t, x, mode, f.data());
+  // Per-thread scratch: no allocation once sized.
+  thread_local std::vector<double> xp, g0, gp;
+  xp.resize(n);
+  g0.resize(m);
+  gp.resize(m);
   double xs = 1, fs = 0;
   for (std::size_t i = 0; i < n; ++i) {
     xs = std::max(xs, std::abs(x[i]));
-    fs = std::max(fs, std::abs(f[i]));
+    fs = std::max(fs, std::abs(xdot[i]));
   }
-  if (!(fs > 0)) {
+  if (!(fs > 0) || !std::isfinite(fs)) {
     std::fill(gdot, gdot + m, 0.0);
     return;
   }
-  // A central difference along the flow: a displacement of about 1e-7 of the state's size.
+  // A forward difference along the motion, over a displacement of about 1e-7 of the state's size: the rate only
+  // has to change sign where the witness has an extremum.
   const double d = 1e-7 * xs / fs;
-  for (std::size_t i = 0; i < n; ++i) {
-    xp[i] = x[i] + d * f[i];
-    xm[i] = x[i] - d * f[i];
-  }
+  for (std::size_t i = 0; i < n; ++i) xp[i] = x[i] + d * xdot[i];
+  witness_values(t, x, mode, g0.data());
   witness_values(t + d, xp.data(), mode, gp.data());
-  witness_values(t - d, xm.data(), mode, gm.data());
-  for (std::size_t k = 0; k < m; ++k) gdot[k] = (gp[k] - gm[k]) / (2 * d);
+  for (std::size_t k = 0; k < m; ++k) gdot[k] = (gp[k] - g0[k]) / d;
 }
 
 double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,

@@ -82,6 +82,17 @@ class ExactIntegrator final : public Integrator {
     x[kDissipated] = d0_ + s_.energy * dissipated(p_.inertia_ratio, mode_, start_, tau);
   }
 
+  void derivative_at(double t, double* xdot) const override {
+    const double tau = (t - t0_) * s_.omega0;
+    const double j = p_.inertia_ratio;
+    const State st = mode_state(j, mode_, start_, tau);
+    const State r = mode_rate(j, mode_, st);
+    xdot[kX] = s_.omega0 * r.x;
+    xdot[kY] = s_.omega0 * r.y;
+    xdot[kZ] = mode_ == 0 ? 0.0 : s_.omega0 * r.z;
+    xdot[kDissipated] = mode_ == 0 ? 0.0 : s_.omega0 * s_.energy * j * mode_ * st.z;
+  }
+
   const std::vector<int>& roots() const override { return roots_; }
   /// The closed form is exact to round-off; the audit still measures against the tolerances asked for.
   void error_scale(const double* x, double* err) const override {

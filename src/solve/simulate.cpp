@@ -195,7 +195,7 @@ class Loop {
 
   struct Point {
     double t = 0;
-    std::vector<double> x, g, rate;
+    std::vector<double> x, xdot, g, rate;
   };
 
   void fill_point(Point& p, const Integrator& integ, double t, const double* x_known, size_t m) const {
@@ -205,18 +205,22 @@ class Loop {
       std::copy(x_known, x_known + n_, p.x.begin());
     else
       integ.state_at(t, p.x.data());
+    p.xdot.resize(n_);
+    integ.derivative_at(t, p.xdot.data());
     p.g.resize(m);
     p.rate.resize(m);
     sys_.witness_values(t, p.x.data(), mode_, p.g.data());
-    sys_.witness_rates(t, p.x.data(), mode_, p.rate.data());
+    sys_.witness_rates(t, p.x.data(), p.xdot.data(), mode_, p.rate.data());
   }
 
   double witness_at(const Integrator& integ, double t, size_t i, std::vector<double>& x, std::vector<double>& g,
                     bool rate) const {
     integ.state_at(t, x.data());
-    if (rate)
-      sys_.witness_rates(t, x.data(), mode_, g.data());
-    else
+    if (rate) {
+      xdot_scratch_.resize(n_);
+      integ.derivative_at(t, xdot_scratch_.data());
+      sys_.witness_rates(t, x.data(), xdot_scratch_.data(), mode_, g.data());
+    } else
       sys_.witness_values(t, x.data(), mode_, g.data());
     return g[i];
   }
@@ -316,12 +320,21 @@ class Loop {
     searched_ = true;
     // The start is the last step's end when nothing happened there (same time, state and mode).
     if (!(cache_valid_ && pa_.t == t_a && cache_mode_ == mode_)) fill_point(pa_, integ, t_a, x_.data(), m);
-    fill_point(pm_, integ, 0.5 * (t_a + t_b), nullptr, m);
+    // The middle of the step too, where a region witness could hide two extrema (a Filippov model's witnesses
+    // and rates are cheap); the other witnesses are searched between the ends only.
+    bool any_region = false;
+    for (const auto& w : ws) any_region = any_region || w.bounds_region;
+    if (any_region) fill_point(pm_, integ, 0.5 * (t_a + t_b), nullptr, m);
     fill_point(pb_, integ, t_b, integ.x(), m);
     const Point &a = pa_, &mid = pm_, &b = pb_;
     for (size_t i = 0; i < m; ++i) {
-      Crossing c = search_interval(integ, a, mid, i, ws[i]);
-      if (!c.found()) c = search_interval(integ, mid, b, i, ws[i]);
+      Crossing c;
+      if (any_region) {
+        c = search_interval(integ, a, mid, i, ws[i]);
+        if (!c.found()) c = search_interval(integ, mid, b, i, ws[i]);
+      } else {
+        c = search_interval(integ, a, b, i, ws[i]);
+      }
       if (!c.found()) continue;
       // A crossing at the root the integrator reports (to within its root tolerance) is that event itself.
       if (root_reported && c.t >= t_b - 200 * std::numeric_limits<double>::epsilon() * (std::abs(t_b) + (t_b - t_a)))
@@ -475,6 +488,7 @@ class Loop {
   const std::vector<Observer*>& obs_;
   size_t n_;
   std::vector<double> x_, y_, scratch_ = std::vector<double>(n_), err_;
+  mutable std::vector<double> xdot_scratch_;
   std::unique_ptr<Summarizer> summarizer_;
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;

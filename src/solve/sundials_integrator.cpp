@@ -28,6 +28,8 @@ SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOpti
       mem_(nullptr, SolverMemoryDeleter{api.free}),
       method_(std::move(method)) {
   y_ = make_vector(n_, ctx_.get());
+  dky_.reset(N_VMake_Serial(n_, N_VGetArrayPointer(y_.get()), ctx_.get()));
+  check_ptr(dky_.get(), "N_VMake_Serial");
   atol_ = make_vector(n_, ctx_.get());
   // atol_i = (the state's own atol, else solver.atol) x the model's scale for the state.
   const auto scale = sys.atol_scale();
@@ -92,13 +94,15 @@ Integrator::Status SundialsIntegrator::step(double t_stop) {
   return Status::Step;
 }
 
-void SundialsIntegrator::state_at(double t, double* x) const {
-  N_Vector v = N_VMake_Serial(n_, x, ctx_.get());
-  check_ptr(v, "N_VMake_Serial");
-  const int flag = api_.get_dky.fn(mem_.get(), t, 0, v);
-  N_VDestroy(v);
+void SundialsIntegrator::dky(double t, int k, double* out) const {
+  N_VSetArrayPointer(out, dky_.get());
+  const int flag = api_.get_dky.fn(mem_.get(), t, k, dky_.get());
   call(flag, api_.get_dky.name);
 }
+
+void SundialsIntegrator::state_at(double t, double* x) const { dky(t, 0, x); }
+
+void SundialsIntegrator::derivative_at(double t, double* xdot) const { dky(t, 1, xdot); }
 
 double SundialsIntegrator::last_step_size() const {
   double h = 0;

@@ -74,6 +74,7 @@ class SundialsIntegrator : public Integrator {
   double t() const override { return t_; }
   const double* x() const override { return N_VGetArrayPointer(y_.get()); }
   void state_at(double t, double* x) const override;
+  void derivative_at(double t, double* xdot) const override;
   const std::vector<int>& roots() const override { return roots_; }
   double last_step_size() const override;
   SolverStats stats() const override;
@@ -150,6 +151,9 @@ class SundialsIntegrator : public Integrator {
   Counts total_;
   long restarts_ = 0;
   std::exception_ptr pending_;
+  /// Wraps the caller's array for the dense output (GetDky), made once: no N_Vector per sample.
+  Vector dky_;
+  void dky(double t, int k, double* out) const;
   std::string last_error_;
 };
 

@@ -84,7 +84,7 @@ class FilippovSystem : public HybridSystem {
   std::vector<Witness> witnesses(int mode) const override;
   void witness_values(double t, const double* x, int mode, double* g) const override;
   /// Mode ±1: dH/dt = σ±; mode 0: sigma_rates().
-  void witness_rates(double t, const double* x, int mode, double* gdot) const override;
+  void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const override;
   RegionCheck region_check(double t, const double* x, int mode, const double* err) const override;
   EventOutcome on_event(double t, double* x, int mode, int index, int crossing_direction) const override;
   std::vector<std::string> event_extras() const override { return {"sigma_plus", "sigma_minus", "residual"}; }

@@ -41,6 +41,8 @@ class Integrator {
   virtual const double* x() const = 0;
   /// Dense output within the last internal step.
   virtual void state_at(double t, double* x) const = 0;
+  /// The time derivative of the dense output within the last internal step (x' at t, to the solver's accuracy).
+  virtual void derivative_at(double t, double* xdot) const = 0;
   /// After a Root: per witness of the mode, +1 rising, -1 falling, 0 none.
   virtual const std::vector<int>& roots() const = 0;
   virtual double last_step_size() const = 0;

@@ -118,9 +118,10 @@ class HybridSystem {
   /// The witnesses active in a mode, and their values.
   virtual std::vector<Witness> witnesses(int mode) const = 0;
   virtual void witness_values(double t, const double* x, int mode, double* g) const = 0;
-  /// The time derivatives of the witnesses along the mode's field, used to find their extrema inside a step
-  /// (grazing). Default: central differences of witness_values along rhs(); NaN for a DAE (no extremum search).
-  virtual void witness_rates(double t, const double* x, int mode, double* gdot) const;
+  /// The time derivatives of the witnesses along the motion, used to find their extrema inside a step
+  /// (grazing). \param xdot the state's time derivative at (t, x) (from the integrator's dense output).
+  /// Default: a forward difference of witness_values along xdot.
+  virtual void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const;
   /// How far x lies outside the region of `mode` beyond the region witnesses' signs (e.g. the sliding strip
   /// of a Filippov system). \param err per-component integration error scale rtol |x_i| + atol_i. Default:
   /// the worst region witness on the wrong side, with a tolerance from its gradient and err.
