@@ -88,16 +88,11 @@ void FilippovSystem::sigma_rates(double t, const double* x, double& rp, double& 
   const size_t n = size();
   std::vector<double> f(n), xp(n), xm(n);
   sliding_field(t, x, f.data());
-  double xs = 1, fs = 0;
-  for (size_t i = 0; i < n; ++i) {
-    xs = std::max(xs, std::abs(x[i]));
-    fs = std::max(fs, std::abs(f[i]));
-  }
-  if (!(fs > 0) || !std::isfinite(fs)) {
+  const double d = flow_step(x, f.data(), n, 1e-7);
+  if (d == 0) {
     rp = rm = 0;
     return;
   }
-  const double d = 1e-7 * xs / fs;
   for (size_t i = 0; i < n; ++i) {
     xp[i] = x[i] + d * f[i];
     xm[i] = x[i] - d * f[i];
@@ -118,13 +113,8 @@ int FilippovSystem::sigma_trend(double t, const double* x, int which) const {
     const size_t n = size();
     std::vector<double> f(n), x1(x, x + n);
     sliding_field(t, x, f.data());
-    double xs = 1, fs = 0;
-    for (size_t i = 0; i < n; ++i) {
-      xs = std::max(xs, std::abs(x[i]));
-      fs = std::max(fs, std::abs(f[i]));
-    }
-    if (!(fs > 0) || !std::isfinite(fs)) return 0;
-    const double d = 1e-6 * xs / fs;
+    const double d = flow_step(x, f.data(), n, 1e-6);
+    if (d == 0) return 0;
     for (size_t i = 0; i < n; ++i) x1[i] += d * f[i];
     sigma_rates(t + d, x1.data(), rp, rm);
     rate = which > 0 ? rp : rm;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "rollsim/hybrid/integrator.hpp"
 
@@ -18,22 +17,27 @@ void HybridSystem::witness_rates(double t, const double* x, const double* xdot, 
   xp.resize(n);
   g0.resize(m);
   gp.resize(m);
-  double xs = 1, fs = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    xs = std::max(xs, std::abs(x[i]));
-    fs = std::max(fs, std::abs(xdot[i]));
-  }
-  if (!(fs > 0) || !std::isfinite(fs)) {
+  // A forward difference along the motion, over a displacement of about 1e-7 of the state's size: the rate only
+  // has to change sign where the witness has an extremum.
+  const double d = flow_step(x, xdot, n, 1e-7);
+  if (d == 0) {
     std::fill(gdot, gdot + m, 0.0);
     return;
   }
-  // A forward difference along the motion, over a displacement of about 1e-7 of the state's size: the rate only
-  // has to change sign where the witness has an extremum.
-  const double d = 1e-7 * xs / fs;
   for (std::size_t i = 0; i < n; ++i) xp[i] = x[i] + d * xdot[i];
   witness_values(t, x, mode, g0.data());
   witness_values(t + d, xp.data(), mode, gp.data());
   for (std::size_t k = 0; k < m; ++k) gdot[k] = (gp[k] - g0[k]) / d;
+}
+
+double flow_step(const double* x, const double* f, std::size_t n, double relative) {
+  double xs = 1, fs = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    xs = std::max(xs, std::abs(x[i]));
+    fs = std::max(fs, std::abs(f[i]));
+  }
+  if (!(fs > 0) || !std::isfinite(fs)) return 0;
+  return relative * xs / fs;
 }
 
 double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,

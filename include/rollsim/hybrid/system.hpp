@@ -147,6 +147,10 @@ class HybridSystem {
   virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
 };
 
+/// A time step that moves x along the field f by about `relative` of the state's size (max(1, |x|_inf)), for
+/// difference quotients along the flow; 0 where f is zero or not finite.
+double flow_step(const double* x, const double* f, std::size_t n, double relative);
+
 /// The integration error a witness value can carry at x: sum over k of |dg/dx_k| err_k (forward differences).
 double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,
                            const double* err);
