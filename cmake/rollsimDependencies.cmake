@@ -11,4 +11,7 @@ macro(rollsim_find_core_dependencies command)
   cmake_language(CALL ${command} HDF5 ${ARGN} COMPONENTS C)
   cmake_language(CALL ${command} tomlplusplus ${ARGN})
   cmake_language(CALL ${command} Threads ${ARGN})
+  # GiNaC (with CLN) derives the user models' equations; it ships a pkg-config file, no CMake package.
+  cmake_language(CALL ${command} PkgConfig ${ARGN})
+  pkg_check_modules(GINAC REQUIRED IMPORTED_TARGET GLOBAL ginac)
 endmacro()

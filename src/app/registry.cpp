@@ -7,6 +7,7 @@
 #include "rollsim/hybrid/system.hpp"
 
 #include "rollsim/models/carriage_pendulum.hpp"
+#include "rollsim/models/lagrangian.hpp"
 #include "rollsim/models/relay_feedback.hpp"
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/models/tipping_table_system.hpp"
@@ -19,6 +20,7 @@ const std::vector<ModelEntry>& models() {
       carriage_pendulum::model_entry(),
       rolling_disk::model_entry(),
       relay_feedback::model_entry(),
+      lagrangian::model_entry(),
   };
   return list;
 }

@@ -607,9 +607,24 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   }
   sc.model = model;
 
+  // The top-level string keys, and the dotted path of every leaf below the top level (its text if a string,
+  // else empty), so that a model may declare keys named by the scenario itself (e.g. its parameters). An array
+  // of tables contributes each element's leaves under its index ("bodies.0.mass").
   std::map<std::string, std::string> raw;
   for (const auto& [k, v] : root)
     if (auto s = v.as_string()) raw[std::string(k.str())] = s->get();
+  std::function<void(const toml::node&, const std::string&)> leaves = [&](const toml::node& n, const std::string& key) {
+    if (auto t = n.as_table()) {
+      for (const auto& [k, v] : *t) leaves(v, key + "." + std::string(k.str()));
+    } else if (auto a = n.as_array(); a && a->is_array_of_tables()) {
+      for (std::size_t i = 0; i < a->size(); ++i) leaves(*a->get(i), key + "." + std::to_string(i));
+    } else {
+      auto s = n.as_string();
+      raw[key] = s ? s->get() : std::string();
+    }
+  };
+  for (const auto& [k, v] : root)
+    if (v.is_table() || v.is_array_of_tables()) leaves(v, std::string(k.str()));
 
   // The model's keys come first; a model may redefine a common key (e.g. its own solver.method choices).
   std::vector<KeySpec> schema = schemas.keys(model, raw);
@@ -631,11 +646,13 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   sc.schema = schema;
 
   std::map<std::string, const KeySpec*> by_path;
-  std::set<std::string> sections;
+  std::set<std::string> sections;  // the top-level sections
+  std::set<std::string> prefixes;  // every proper dotted prefix of a key (tables the walk descends into)
   for (const auto& k : schema) {
     by_path[k.path] = &k;
     const auto dot = k.path.find('.');
     if (dot != std::string::npos) sections.insert(k.path.substr(0, dot));
+    for (auto d = k.path.find('.'); d != std::string::npos; d = k.path.find('.', d + 1)) prefixes.insert(k.path.substr(0, d));
   }
   const std::set<std::string> raw_sections{"sweep"};
 
@@ -653,8 +670,18 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
         continue;
       }
       auto it = by_path.find(key);
-      if (it == by_path.end() && node.is_table() && (prefix.empty() ? sections.count(key) != 0 : false)) {
+      if (it == by_path.end() && node.is_table() && (prefix.empty() ? sections.count(key) != 0 : prefixes.count(key) != 0)) {
         walk(*node.as_table(), key);
+        continue;
+      }
+      if (it == by_path.end() && node.is_array_of_tables() && prefixes.count(key)) {
+        const auto& a = *node.as_array();
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          toml::table element = *a.get(i)->as_table();
+          toml::table wrapped;
+          wrapped.insert(std::to_string(i), std::move(element));
+          walk(wrapped, key);
+        }
         continue;
       }
       if (it == by_path.end() && prefix.empty() && sections.count(key))

@@ -1,0 +1,91 @@
+#pragma once
+/// \file Lagrange's equations of a user model, derived with GiNaC, and the kernels that evaluate them.
+///
+/// Coordinates q (n), rates q' (n), accelerations a = q'' (n), parameters p, time t. With L = T - V,
+/// generalized forces Q(t, q, q') and, for a Coulomb contact with slip velocity w(q, q') (linear in q'),
+/// normal force N, friction coefficient mu and sliding direction s = sgn(w), the residual of the equations is
+///
+///   R_s(t, q, q', a) = d/dt dL/dq' - dL/dq - Q + s mu N dw/dq'
+///                    = M(t, q, q') a + (d2L/dq'dq) q' + d2L/dq'dt - dL/dq - Q + s mu N dw/dq'
+///
+/// with M = d2L/dq'2. The ODE solves M a = f_s := -R_s(a = 0) numerically at every evaluation (M is never
+/// inverted symbolically); its Jacobian is da/dx = -M^-1 dR_s/dx at the current a, from exact derivatives.
+///
+/// Energy: the Jacobi energy h = q'.dL/dq' - L (T + V when T is quadratic in q' and L has no explicit t)
+/// obeys dh/dt = Q.q' - s mu N (dw/dq').q' - dL/dt, so h - W_Q + D + P is conserved, with the integrated
+/// states W_Q' = Q.q' (work of the forces), D' = s mu N (dw/dq').q' (energy taken by friction; = mu N |w| >= 0
+/// when w has no part without rates) and P' = dL/dt (for a Lagrangian with explicit time).
+///
+/// Holonomic constraints C(t, q) = 0 (nc) give the index-1 DAE of the built-in constrained models, in
+/// x = [q, v, lambda]:  q' - v = 0;  R(t, q, v, v') - G^T lambda = 0;  C'' + 2 alpha C' + alpha^2 C = 0, where
+/// G = dC/dq and C', C'' are total time derivatives (alpha: the Baumgarte rate).
+#include <string>
+#include <vector>
+
+#include <ginac/ginac.h>
+
+#include "rollsim/symbolic/codegen.hpp"
+
+namespace rollsim::symbolic {
+
+/// The model in symbols, as the scenario gives it.
+struct LagrangeModel {
+  std::vector<std::string> parameters, coordinates;
+  // The symbols (made by make_symbols()).
+  GiNaC::ex t, s, alpha;
+  std::vector<GiNaC::ex> p, q, qd, a, lambda;
+
+  GiNaC::ex kinetic, potential;
+  std::vector<GiNaC::ex> forces;  ///< Q, one per coordinate (0 where none is given)
+  std::vector<std::string> constraint_names;
+  std::vector<GiNaC::ex> constraints;
+  bool has_contact = false;
+  GiNaC::ex slip_velocity, normal_force, friction_coefficient;
+  std::vector<GiNaC::ex> outputs;  ///< may use a (accelerations)
+  std::vector<GiNaC::ex> events;   ///< may use a
+
+  /// Create the symbols for the names in `parameters` and `coordinates` and `nc` multipliers.
+  void make_symbols(std::size_t nc);
+  /// Every input symbol in the order of the kernels' input array: t, q, q', a, p, lambda, s, alpha.
+  std::vector<GiNaC::ex> inputs() const;
+  std::size_t n() const { return coordinates.size(); }
+};
+
+/// Where each block sits in a kernel's input array.
+struct InputLayout {
+  std::size_t t = 0, q = 1, qd, a, p, lambda, s, alpha, size;
+  explicit InputLayout(const LagrangeModel& m);
+};
+
+/// The kernels' names and output sizes.
+struct KernelNames {
+  static constexpr const char* dyn = "rs_dyn";              ///< M (n*n, column-major), f_s (n)
+  static constexpr const char* jac = "rs_jac";              ///< dR_s/dq, dR_s/dq' (n x 2n), then the extra rates' (E x 2n)
+  static constexpr const char* extra = "rs_extra";          ///< the extra states' rates (E): W_Q', D', P'
+  static constexpr const char* energy = "rs_energy";        ///< h, T, V
+  static constexpr const char* contact = "rs_contact";      ///< w, dw/dq (n), dw/dq' (n), N, mu
+  static constexpr const char* outputs = "rs_outputs";      ///< the outputs
+  static constexpr const char* outputs_jac = "rs_outputs_jac";  ///< dy/dq, dy/dq', dy/da (m x 3n)
+  static constexpr const char* events = "rs_events";        ///< the event witnesses
+  static constexpr const char* dae = "rs_dae";              ///< R - G^T lambda (n), C'' + 2 alpha C' + alpha^2 C (nc)
+  static constexpr const char* dae_jac = "rs_dae_jac";      ///< d/dq, d/dv, d/dlambda, d/da of rs_dae
+  static constexpr const char* constraints = "rs_constraints";  ///< C (nc), C' (nc)
+};
+
+/// What the derivation found about the model.
+struct Derivation {
+  std::vector<Kernel> kernels;
+  bool explicit_time = false;    ///< L depends on t: the state P is integrated
+  bool has_forces = false;       ///< some Q is not zero: the state W_Q is integrated
+  bool friction_dissipates = false;  ///< w has no part free of rates: D' = mu N |w| >= 0
+  std::size_t n_extra = 0;       ///< W_Q, D, P: those present, in that order
+  double seconds = 0;            ///< time spent deriving
+};
+
+/// Derive the kernels. Throws std::invalid_argument with a message for the user.
+Derivation derive(const LagrangeModel& m);
+
+/// d e / d x for a symbol x.
+GiNaC::ex d(const GiNaC::ex& e, const GiNaC::ex& x);
+
+}  // namespace rollsim::symbolic

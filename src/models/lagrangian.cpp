@@ -1,0 +1,999 @@
+#include "rollsim/models/lagrangian.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <Eigen/Dense>
+
+#include "rollsim/analysis/linear_model.hpp"
+#include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/symbolic/codegen.hpp"
+#include "rollsim/symbolic/expression.hpp"
+#include "rollsim/symbolic/lagrange.hpp"
+
+namespace rollsim::lagrangian {
+
+namespace {
+
+using GiNaC::ex;
+using symbolic::KernelFunction;
+using symbolic::KernelNames;
+
+/// The Baumgarte rate's default for constrained user models [1/s] (as the built-in constrained models).
+constexpr double kDefaultBaumgarte = 10.0;
+
+// ---- names in the scenario ------------------------------------------------------------------------------
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+/// The distinct second components of raw keys "section.NAME[.rest]".
+std::vector<std::string> names_in(const std::map<std::string, std::string>& raw, const std::string& section) {
+  std::set<std::string> out;
+  const std::string prefix = section + ".";
+  for (const auto& [k, v] : raw)
+    if (k.rfind(prefix, 0) == 0) {
+      const std::string rest = k.substr(prefix.size());
+      out.insert(rest.substr(0, rest.find('.')));
+    }
+  return {out.begin(), out.end()};
+}
+
+/// The names of a section in the order the scenario gives them (by origin; overrides last).
+std::vector<std::string> ordered(const Scenario& sc, const std::string& section, const std::string& leaf = "") {
+  std::vector<std::pair<std::tuple<int, int, int>, std::string>> v;
+  const std::string prefix = section + ".";
+  std::set<std::string> seen;
+  for (const auto& [k, e] : sc.values) {
+    if (k.rfind(prefix, 0) != 0 || e.defaulted) continue;
+    std::string rest = k.substr(prefix.size());
+    const auto dot = rest.find('.');
+    if (leaf.empty() != (dot == std::string::npos)) continue;
+    const std::string name = rest.substr(0, dot);
+    if (!seen.insert(name).second) continue;
+    const Origin o = e.origin;
+    const bool from_file = o.file == sc.path;
+    v.push_back({{from_file ? 0 : 1, o.line, o.column}, name});
+  }
+  std::sort(v.begin(), v.end());
+  std::vector<std::string> names;
+  for (auto& p : v) names.push_back(p.second);
+  return names;
+}
+
+std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
+  std::vector<KeySpec> v;
+  for (const auto& p : names_in(raw, "parameters"))
+    v.push_back(real_key("parameters." + p, "", "model parameter " + p + " (a number the expressions use)").required());
+  const auto coords = names_in(raw, "coordinates");
+  for (const auto& c : coords) {
+    v.push_back(string_key("coordinates." + c, "", {}, "unit of the generalized coordinate " + c).required());
+    v.push_back(real_key("initial." + c, "coordinate unit", "q(0) of " + c).with_default(0.0));
+    v.push_back(real_key("initial_rates." + c, "coordinate unit/s", "q'(0) of " + c).with_default(0.0));
+    v.push_back(string_key("lagrangian.forces." + c, "0", {}, "generalized force Q(t, q, der(q)) on " + c));
+  }
+  v.push_back(string_key("lagrangian.kinetic", "0", {}, "kinetic energy T(t, q, der(q))"));
+  v.push_back(string_key("lagrangian.potential", "0", {}, "potential energy V(t, q), no der()"));
+  for (const auto& b : names_in(raw, "bodies")) {
+    const std::string k = "bodies." + b + ".";
+    v.push_back(string_key(k + "name", "body " + b, {}, "the body's name, for messages"));
+    v.push_back(string_key(k + "mass", "", {}, "mass m (an expression)").required());
+    v.push_back(string_key(k + "inertia", "0", {}, "moment of inertia about the centre of mass"));
+    v.push_back(string_key(k + "x", "0", {}, "x of the centre of mass (t, q)"));
+    v.push_back(string_key(k + "y", "0", {}, "y of the centre of mass (t, q), up; gravity g along -y"));
+    v.push_back(string_key(k + "angle", "0", {}, "rotation angle of the body (t, q)"));
+  }
+  const auto constraints = names_in(raw, "constraints");
+  for (const auto& c : constraints)
+    v.push_back(string_key("constraints." + c + ".expression", "", {}, "holonomic constraint g(t, q) = 0").required());
+  for (const auto& c : names_in(raw, "contacts")) {
+    const std::string k = "contacts." + c + ".";
+    v.push_back(string_key(k + "slip_velocity", "", {}, "slip velocity w(q, der(q)), linear in der(q)").required());
+    v.push_back(string_key(k + "normal_force", "", {}, "normal force N(t, q, der(q))").required());
+    v.push_back(string_key(k + "friction_coefficient", "", {}, "Coulomb friction coefficient mu").required());
+  }
+  for (const auto& o : names_in(raw, "outputs")) {
+    const std::string k = "outputs." + o + ".";
+    v.push_back(string_key(k + "expression", "", {}, "the output (t, q, der(q), der2(q))").required());
+    v.push_back(string_key(k + "unit", "", {}, "its unit"));
+    v.push_back(string_key(k + "description", "", {}, "its meaning"));
+  }
+  for (const auto& e : names_in(raw, "events")) {
+    const std::string k = "events." + e + ".";
+    v.push_back(string_key(k + "when", "", {}, "the witness; the event is where it crosses zero").required());
+    v.push_back(string_key(k + "direction", "both", {"rising", "falling", "both"}, "crossings that count"));
+    v.push_back(string_key(k + "action", "record", {"record", "stop"}, "stop the run, or only record the event"));
+  }
+  if (!constraints.empty()) {
+    v.push_back(real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a of the constraints: C'' + 2 a C' + a^2 C = 0")
+                    .with_default(kDefaultBaumgarte)
+                    .non_negative());
+    v.push_back(string_key("solver.method", "bdf", {"bdf"},
+                           "IDA integrates with variable-order BDF (the only choice for a model with constraints)"));
+  }
+  for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
+  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  return v;
+}
+
+// ---- reading the expressions -----------------------------------------------------------------------------
+
+/// Where offset `offset` of the string value of `key` is in the scenario.
+Origin origin_in(const Scenario& sc, const std::string& key, std::size_t offset) {
+  Origin o = sc.origin(key);
+  if (o.file != sc.path || o.line <= 0) return o;
+  std::istringstream is(sc.text);
+  std::string line;
+  for (int i = 0; i < o.line && std::getline(is, line);) ++i;
+  const std::size_t col = static_cast<std::size_t>(o.column - 1);
+  std::size_t open = 1;
+  if (line.compare(col, 3, "\"\"\"") == 0 || line.compare(col, 3, "'''") == 0) open = 3;
+  o.column += static_cast<int>(open + offset);
+  return o;
+}
+
+struct Reader {
+  const Scenario& sc;
+  symbolic::NameTable names;
+
+  ex parse(const std::string& key, bool rates = true, const std::string& why_no_rates = "", bool accelerations = false) {
+    symbolic::NameTable t = names;
+    t.rates_allowed = rates;
+    t.rates_forbidden_reason = why_no_rates;
+    t.accelerations_allowed = accelerations;
+    const std::string& text = sc.string(key);
+    try {
+      return symbolic::parse_expression(text, t);
+    } catch (const symbolic::ExpressionError& e) {
+      throw InputError(origin_in(sc, key, e.offset),
+                       key + " = \"" + text + "\": " + e.what() + " (at character " + std::to_string(e.offset + 1) + ")");
+    }
+  }
+};
+
+bool linear_in(const ex& e, const std::vector<ex>& rates) {
+  for (const auto& a : rates)
+    for (const auto& b : rates)
+      if (!symbolic::d(symbolic::d(e, a), b).normal().is_zero()) return false;
+  return true;
+}
+
+// ---- the compiled model ---------------------------------------------------------------------------------
+
+struct EventSpec {
+  std::string name;
+  int direction = 0;
+  bool terminal = false;
+};
+
+/// Everything the systems share: sizes, names, parameter values and the compiled kernels.
+struct Compiled {
+  std::size_t n = 0, np = 0, nc = 0, n_extra = 0, n_user_outputs = 0, n_events = 0;
+  bool has_contact = false, has_forces = false, explicit_time = false, friction_dissipates = false;
+  std::vector<std::string> coordinates, units, constraint_names;
+  std::vector<Signal> user_outputs;
+  std::vector<EventSpec> events;
+  std::vector<double> p;  ///< parameter values
+  double alpha = kDefaultBaumgarte;
+  std::shared_ptr<symbolic::CompiledKernels> lib;
+  KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
+                 outputs_jac = nullptr, witnesses = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
+  std::size_t in_size = 0, in_qd = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
+  std::string title;
+};
+
+/// Per-thread scratch: no heap allocation once the sizes are reached.
+struct Scratch {
+  std::vector<double> in, dyn, jac, out, tmp;
+  Eigen::MatrixXd M;
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+  Eigen::VectorXd rhs, sol;
+  void ensure(const Compiled& c) {
+    const std::size_t n = c.n, N = 2 * n + c.nc + c.n_extra + 4;
+    auto grow = [](std::vector<double>& v, std::size_t k) {
+      if (v.size() < k) v.assign(k, 0.0);
+    };
+    grow(in, c.in_size);
+    grow(dyn, n * n + n);
+    grow(jac, (n + c.n_extra + c.nc + n) * (3 * n + c.nc) + N);
+    grow(out, std::max<std::size_t>(c.n_user_outputs * 3 * n + c.n_user_outputs + c.n_events + 4 * n + 8, 16));
+    grow(tmp, 4 * N + 8);
+    if (static_cast<std::size_t>(M.rows()) != n + c.nc) {
+      M.resize(static_cast<Eigen::Index>(n + c.nc), static_cast<Eigen::Index>(n + c.nc));
+      lu = Eigen::PartialPivLU<Eigen::MatrixXd>(static_cast<Eigen::Index>(n + c.nc));
+      rhs.resize(static_cast<Eigen::Index>(n + c.nc));
+      sol.resize(static_cast<Eigen::Index>(n + c.nc));
+    }
+  }
+};
+
+/// Per-thread room for a set of outputs (the energy ledger's), kept between calls.
+double* output_buffer(std::size_t n) {
+  thread_local std::vector<double> y;
+  if (y.size() < n) y.assign(n, 0.0);
+  return y.data();
+}
+
+Scratch& scratch(const Compiled& c) {
+  thread_local Scratch s;
+  s.ensure(c);
+  return s;
+}
+
+/// Fill the input array: t, q, q' (from x), parameters, friction sign s and the Baumgarte rate.
+double* fill(const Compiled& c, Scratch& w, double t, const double* x, double s) {
+  double* in = w.in.data();
+  in[0] = t;
+  std::copy(x, x + 2 * c.n, in + 1);
+  std::fill(in + c.in_a, in + c.in_p, 0.0);
+  std::copy(c.p.begin(), c.p.end(), in + c.in_p);
+  std::fill(in + c.in_lambda, in + c.in_s, 0.0);
+  in[c.in_s] = s;
+  in[c.in_alpha] = c.alpha;
+  return in;
+}
+
+/// Accelerations a from M a = f_s; also leaves the inputs filled (with a) in w.in. Returns false if M is singular.
+bool accelerations(const Compiled& c, Scratch& w, double t, const double* x, double s, double* a) {
+  double* in = fill(c, w, t, x, s);
+  c.dyn(in, w.dyn.data());
+  const auto n = static_cast<Eigen::Index>(c.n);
+  auto M = w.M.topLeftCorner(n, n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = 0; i < n; ++i) M(i, j) = w.dyn[static_cast<std::size_t>(i + n * j)];
+  w.lu.compute(w.M);  // the ODE forms only (nc = 0): M is n x n
+  for (Eigen::Index i = 0; i < n; ++i) w.rhs(i) = w.dyn[static_cast<std::size_t>(n * n + i)];
+  w.sol.head(n) = w.lu.solve(w.rhs.head(n));
+  bool ok = true;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    a[i] = w.sol(i);
+    ok = ok && std::isfinite(a[i]);
+    in[c.in_a + static_cast<std::size_t>(i)] = a[i];
+  }
+  return ok;
+}
+
+/// xdot = [q', a, extra rates] of the ODE in mode sign s.
+void ode_rhs(const Compiled& c, double t, const double* x, double s, double* xdot) {
+  Scratch& w = scratch(c);
+  std::copy(x + c.n, x + 2 * c.n, xdot);
+  accelerations(c, w, t, x, s, xdot + c.n);
+  if (c.n_extra) c.extra(w.in.data(), xdot + 2 * c.n);
+}
+
+/// The ODE's Jacobian (column-major, N x N, N = 2n + n_extra) in mode sign s.
+void ode_jacobian(const Compiled& c, double t, const double* x, double s, double* J) {
+  Scratch& w = scratch(c);
+  const std::size_t n = c.n, N = 2 * n + c.n_extra;
+  double* a = w.tmp.data();
+  accelerations(c, w, t, x, s, a);
+  c.jac(w.in.data(), w.jac.data());
+  std::fill(J, J + N * N, 0.0);
+  for (std::size_t i = 0; i < n; ++i) J[i + N * (n + i)] = 1.0;
+  const auto ni = static_cast<Eigen::Index>(n);
+  for (std::size_t k = 0; k < 2 * n; ++k) {
+    for (std::size_t i = 0; i < n; ++i) w.rhs(static_cast<Eigen::Index>(i)) = w.jac[i + n * k];
+    w.sol.head(ni) = w.lu.solve(w.rhs.head(ni));
+    for (std::size_t i = 0; i < n; ++i) J[n + i + N * k] = -w.sol(static_cast<Eigen::Index>(i));
+    for (std::size_t e = 0; e < c.n_extra; ++e) J[2 * n + e + N * k] = w.jac[n * 2 * n + e + c.n_extra * k];
+  }
+}
+
+// ---- signals --------------------------------------------------------------------------------------------
+
+Signals state_signals(const Compiled& c) {
+  Signals s;
+  for (std::size_t i = 0; i < c.n; ++i) s.push_back({c.coordinates[i], c.units[i], "generalized coordinate"});
+  for (std::size_t i = 0; i < c.n; ++i)
+    s.push_back({"der_" + c.coordinates[i], c.units[i].empty() ? "1/s" : c.units[i] + "/s", "rate of " + c.coordinates[i]});
+  return s;
+}
+
+void add_extra_states(const Compiled& c, Signals& s) {
+  if (c.has_forces) s.push_back({"work_forces", "J", "work done by the generalized forces Q since the start"});
+  if (c.has_contact)
+    s.push_back({"dissipated_friction", "J", "energy taken by Coulomb friction since the start (s mu N dw/dq'.q')"});
+  if (c.explicit_time) s.push_back({"work_explicit_time", "J", "integral of dL/dt (a Lagrangian with explicit time)"});
+}
+
+/// Built-in outputs first (energies), then the contact's, then the user's.
+Signals output_signals(const Compiled& c) {
+  Signals s{{"kinetic_energy", "J", "kinetic energy T"},
+            {"potential_energy", "J", "potential energy V"},
+            {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}};
+  if (c.nc == 0)
+    s.push_back({"energy_balance", "J", "h - work_forces + dissipated_friction + work_explicit_time: constant"});
+  if (c.has_contact) {
+    s.push_back({"slip_velocity", "m/s", "the contact's slip velocity w"});
+    s.push_back({"normal_force", "N", "the contact's normal force N"});
+  }
+  for (const auto& n : c.constraint_names) {
+    s.push_back({"lambda_" + n, "", "multiplier of constraint " + n + " (its generalized force is G^T lambda)"});
+    s.push_back({"constraint_" + n, "", "residual of constraint " + n});
+  }
+  for (const auto& o : c.user_outputs) s.push_back(o);
+  return s;
+}
+
+class EnergySummarizer : public Summarizer {
+ public:
+  explicit EnergySummarizer(bool filippov) : filippov_(filippov) {}
+  void on_point(double, const double*, const double* y, int mode) override {
+    if (!have_) {
+      e0_ = y[3];
+      have_ = true;
+      if (filippov_) symbols_ += filippov_symbol(mode);
+    }
+    drift_ = std::max(drift_, std::abs(y[3] - e0_));
+    emax_ = std::max(emax_, std::abs(y[2]));
+  }
+  void on_event(double, const std::string&, int before, int after, const double*) override {
+    if (filippov_ && after != before) symbols_ += filippov_symbol(after);
+  }
+  std::vector<SummaryItem> items() const override {
+    std::vector<SummaryItem> v{
+        {"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
+        {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
+        {"energy_drift_rel", emax_ > 0 ? drift_ / emax_ : drift_, "", "1", "largest drift, relative to max |h|", false}};
+    if (filippov_) v.push_back({"symbols", 0, symbols_, "", "modes visited (+ slip forward, - backward, 0 stick)", false});
+    return v;
+  }
+
+ private:
+  bool filippov_, have_ = false;
+  double e0_ = 0, drift_ = 0, emax_ = 0;
+  std::string symbols_;
+};
+
+/// Outputs of the ODE forms at (t, x) in mode sign s: energies, balance, contact, user outputs.
+void ode_outputs(const Compiled& c, double t, const double* x, double s, double* y) {
+  Scratch& w = scratch(c);
+  double* a = w.tmp.data();
+  accelerations(c, w, t, x, s, a);
+  double e[3];
+  c.energy(w.in.data(), e);
+  y[0] = e[1];
+  y[1] = e[2];
+  y[2] = e[0];
+  double balance = e[0];
+  std::size_t k = 2 * c.n;
+  if (c.has_forces) balance -= x[k++];
+  if (c.has_contact) balance += x[k++];
+  if (c.explicit_time) balance += x[k++];
+  y[3] = balance;
+  std::size_t o = 4;
+  if (c.has_contact) {
+    double* ct = w.out.data();
+    c.contact(w.in.data(), ct);
+    y[o++] = ct[0];
+    y[o++] = ct[1 + 2 * c.n];
+  }
+  if (c.n_user_outputs) c.outputs(w.in.data(), y + o);
+}
+
+void witness_eval(const Compiled& c, double t, const double* x, double s, double* g) {
+  if (!c.n_events) return;
+  Scratch& w = scratch(c);
+  accelerations(c, w, t, x, s, w.tmp.data());
+  c.witnesses(w.in.data(), g);
+}
+
+std::vector<Witness> user_witnesses(const Compiled& c) {
+  std::vector<Witness> v;
+  for (const auto& e : c.events) v.push_back({e.name, e.direction, e.terminal});
+  return v;
+}
+
+// ---- the smooth ODE --------------------------------------------------------------------------------------
+
+class SmoothSystem final : public HybridSystem, public Linearizable {
+ public:
+  SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
+    states_ = state_signals(*c_);
+    add_extra_states(*c_, states_);
+    outputs_ = output_signals(*c_);
+  }
+  std::string model_name() const override { return "lagrangian"; }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
+  void rhs(double t, const double* x, int, double* xdot) const override { ode_rhs(*c_, t, x, 0.0, xdot); }
+  bool jacobian(double t, const double* x, int, double* J) const override {
+    ode_jacobian(*c_, t, x, 0.0, J);
+    return true;
+  }
+  std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
+  void witness_values(double t, const double* x, int, double* g) const override { witness_eval(*c_, t, x, 0.0, g); }
+  EventOutcome on_event(double, double*, int mode, int index, int) const override {
+    EventOutcome o;
+    o.kind = c_->events[static_cast<std::size_t>(index)].name;
+    o.new_mode = mode;
+    return o;
+  }
+  bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
+    double* y = output_buffer(outputs_.size());
+    ode_outputs(*c_, t, x, 0.0, y);
+    e.energy = y[3];
+    e.dissipated = 0;
+    return true;
+  }
+  void compute_outputs(double t, const double* x, int, double* y) const override { ode_outputs(*c_, t, x, 0.0, y); }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(false); }
+
+  // Linearizable: values from the compiled kernels, first derivatives from their exact Jacobians.
+  const Signals& inputs() const override {
+    static const Signals none;
+    return none;
+  }
+  std::vector<double> input_values() const override { return {}; }
+  void rhs_ad(const AD* x, const AD*, AD* xdot) const override {
+    const std::size_t N = size();
+    std::vector<double> xv(N), f(N), J(N * N);
+    for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
+    rhs(0.0, xv.data(), 0, f.data());
+    jacobian(0.0, xv.data(), 0, J.data());
+    for (std::size_t i = 0; i < N; ++i) {
+      Eigen::VectorXd dv = Eigen::VectorXd::Zero(x[0].derivatives().size());
+      for (std::size_t j = 0; j < N; ++j)
+        if (J[i + N * j] != 0) dv += J[i + N * j] * x[j].derivatives();
+      xdot[i] = AD(f[i], dv);
+    }
+  }
+  void signals_ad(const AD* x, const AD* u, AD* y) const override;
+  int degrees_of_freedom() const override { return static_cast<int>(c_->n); }
+  std::vector<std::string> default_linear_outputs() const override { return {c_->coordinates.front()}; }
+  std::unique_ptr<HybridSystem> starting_at(const double* x0) const override {
+    return std::make_unique<SmoothSystem>(c_, std::vector<double>(x0, x0 + size()));
+  }
+
+ private:
+  std::shared_ptr<const Compiled> c_;
+  std::vector<double> x0_;
+  Signals states_, outputs_;
+};
+
+void SmoothSystem::signals_ad(const AD* x, const AD*, AD* y) const {
+  const Compiled& c = *c_;
+  const std::size_t N = size(), n = c.n, m = outputs_.size();
+  for (std::size_t i = 0; i < N; ++i) y[i] = x[i];
+  std::vector<double> xv(N), yv(m), J(N * N);
+  for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
+  compute_outputs(0.0, xv.data(), 0, yv.data());
+  jacobian(0.0, xv.data(), 0, J.data());
+  const Eigen::Index k = x[0].derivatives().size();
+  // dx/dseed, and da/dseed = J's acceleration rows times it.
+  std::vector<Eigen::VectorXd> dx(N), da(n);
+  for (std::size_t j = 0; j < N; ++j) dx[j] = x[j].derivatives();
+  for (std::size_t i = 0; i < n; ++i) {
+    da[i] = Eigen::VectorXd::Zero(k);
+    for (std::size_t j = 0; j < N; ++j) da[i] += J[n + i + N * j] * dx[j];
+  }
+  // Built-in outputs by a central difference of compute_outputs along each seed direction is avoided: the
+  // energies are differentiated through the user-output Jacobian kernel only for the user's outputs; the
+  // built-in ones get derivatives from a forward difference of the exact values (they are not linear outputs
+  // by default). Here: exact for user outputs, difference quotient for the built-in ones.
+  const std::size_t first_user = m - c.n_user_outputs;
+  Scratch& w = scratch(c);
+  accelerations(c, w, 0.0, xv.data(), 0.0, w.tmp.data());
+  std::vector<double> oj(c.n_user_outputs * 3 * n);
+  if (c.n_user_outputs) c.outputs_jac(w.in.data(), oj.data());
+  for (std::size_t o = 0; o < m; ++o) {
+    Eigen::VectorXd dv = Eigen::VectorXd::Zero(k);
+    if (o >= first_user) {
+      const std::size_t r = o - first_user, R = c.n_user_outputs;
+      for (std::size_t j = 0; j < 2 * n; ++j) dv += oj[r + R * j] * dx[j];
+      for (std::size_t j = 0; j < n; ++j) dv += oj[r + R * (2 * n + j)] * da[j];
+    } else {
+      for (std::size_t j = 0; j < N; ++j) {
+        const double h = 1e-7 * std::max(1.0, std::abs(xv[j]));
+        std::vector<double> xp = xv, yp(m);
+        xp[j] += h;
+        compute_outputs(0.0, xp.data(), 0, yp.data());
+        dv += (yp[o] - yv[o]) / h * dx[j];
+      }
+    }
+    y[N + o] = AD(yv[o], dv);
+  }
+}
+
+// ---- the Coulomb contact (Filippov) ------------------------------------------------------------------------
+
+class ContactSystem final : public FilippovSystem {
+ public:
+  ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
+    states_ = state_signals(*c_);
+    add_extra_states(*c_, states_);
+    outputs_ = output_signals(*c_);
+    for (int m : {kMinus, kSliding, kPlus}) engine_count_[m + 1] = FilippovSystem::witnesses(m).size();
+    d_index_ = 2 * c_->n + (c_->has_forces ? 1 : 0);
+  }
+  std::string model_name() const override { return "lagrangian"; }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
+  void field_plus(double t, const double* x, double* f) const override { ode_rhs(*c_, t, x, 1.0, f); }
+  void field_minus(double t, const double* x, double* f) const override { ode_rhs(*c_, t, x, -1.0, f); }
+  bool jacobian_plus(double t, const double* x, double* J) const override {
+    ode_jacobian(*c_, t, x, 1.0, J);
+    return true;
+  }
+  bool jacobian_minus(double t, const double* x, double* J) const override {
+    ode_jacobian(*c_, t, x, -1.0, J);
+    return true;
+  }
+  double switching(double t, const double* x) const override {
+    Scratch& w = scratch(*c_);
+    c_->contact(fill(*c_, w, t, x, 0.0), w.out.data());
+    return w.out[0];
+  }
+  void switching_gradient(double t, const double* x, double* grad) const override {
+    Scratch& w = scratch(*c_);
+    c_->contact(fill(*c_, w, t, x, 0.0), w.out.data());
+    std::fill(grad, grad + size(), 0.0);
+    std::copy(w.out.data() + 1, w.out.data() + 1 + 2 * c_->n, grad);
+  }
+  std::string crossing_kind() const override { return "reversal"; }
+
+  std::vector<Witness> witnesses(int mode) const override {
+    auto v = FilippovSystem::witnesses(mode);
+    for (auto& u : user_witnesses(*c_)) v.push_back(std::move(u));
+    return v;
+  }
+  void witness_values(double t, const double* x, int mode, double* g) const override {
+    FilippovSystem::witness_values(t, x, mode, g);
+    witness_eval(*c_, t, x, sign(t, x, mode), g + engine_count_[mode + 1]);
+  }
+  void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const override {
+    if (c_->n_events) HybridSystem::witness_rates(t, x, xdot, mode, gdot);
+    FilippovSystem::witness_rates(t, x, xdot, mode, gdot);
+  }
+  EventOutcome on_event(double t, double* x, int mode, int index, int dir) const override {
+    const auto k = engine_count_[mode + 1];
+    if (static_cast<std::size_t>(index) < k) return FilippovSystem::on_event(t, x, mode, index, dir);
+    EventOutcome o;
+    o.kind = c_->events[static_cast<std::size_t>(index) - k].name;
+    o.new_mode = mode;
+    return o;
+  }
+  bool energy_ledger(double t, const double* x, int mode, EnergyLedger& e) const override {
+    double* y = output_buffer(outputs_.size());
+    compute_outputs(t, x, mode, y);
+    if (c_->friction_dissipates) {
+      e.dissipated = x[d_index_];
+      e.energy = y[3] - e.dissipated;
+      e.dissipated_state = static_cast<int>(d_index_);
+    } else {
+      e.energy = y[3];
+    }
+    return true;
+  }
+  void compute_outputs(double t, const double* x, int mode, double* y) const override {
+    // Sticking: F0 is F_s with the equivalent control's s (sign()).
+    ode_outputs(*c_, t, x, sign(t, x, mode), y);
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(true); }
+
+ private:
+  /// The friction sign for outputs and user witnesses: the mode's, or in sticking the equivalent control's
+  /// convex weight mapped to [-1, 1].
+  double sign(double t, const double* x, int mode) const {
+    if (mode != kSliding) return mode;
+    double sp, sm;
+    sigmas(t, x, sp, sm);
+    const double den = sm - sp;
+    if (!(den != 0)) return 0.0;
+    // F0 = (sm F+ - sp F-)/(sm - sp) and F_s is affine in s: F0 = F_s with s = (sm + sp)/(sm - sp).
+    return (sm + sp) / den;
+  }
+
+  std::shared_ptr<const Compiled> c_;
+  std::vector<double> x0_;
+  Signals states_, outputs_;
+  std::size_t engine_count_[3] = {1, 2, 1};
+  std::size_t d_index_ = 0;
+};
+
+// ---- holonomic constraints (DAE) -------------------------------------------------------------------------
+
+class ConstrainedUserSystem final : public HybridSystem {
+ public:
+  ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
+    states_ = state_signals(*c_);
+    for (const auto& n : c_->constraint_names) states_.push_back({"lambda_" + n, "", "multiplier of constraint " + n});
+    outputs_ = output_signals(*c_);
+  }
+  std::string model_name() const override { return "lagrangian"; }
+  Formulation formulation() const override { return Formulation::Dae; }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
+  void rhs(double, const double*, int, double*) const override {
+    throw std::logic_error("lagrangian: a constrained model has no explicit right-hand side");
+  }
+  void residual(double t, const double* x, const double* xdot, int, double* r) const override {
+    const std::size_t n = c_->n;
+    Scratch& w = scratch(*c_);
+    double* in = fill_dae(w, t, x, xdot);
+    for (std::size_t i = 0; i < n; ++i) r[i] = xdot[i] - x[n + i];
+    c_->dae(in, r + n);
+  }
+  void differential_ids(double* id) const override {
+    for (std::size_t i = 0; i < size(); ++i) id[i] = i < 2 * c_->n ? 1.0 : 0.0;
+  }
+  bool residual_jacobian(double t, const double* x, const double* xdot, int, double cj, double* J) const override {
+    const std::size_t n = c_->n, nc = c_->nc, N = size(), R = n + nc;
+    Scratch& w = scratch(*c_);
+    c_->dae_jac(fill_dae(w, t, x, xdot), w.jac.data());
+    std::fill(J, J + N * N, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      J[i + N * i] = cj;
+      J[i + N * (n + i)] = -1.0;
+    }
+    // Blocks of rs_dae_jac, columns: q (n), v (n), lambda (nc), a (n); rows R = n + nc.
+    for (std::size_t col = 0; col < 2 * n + nc; ++col)
+      for (std::size_t r = 0; r < R; ++r) J[n + r + N * col] = w.jac[r + R * col];
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t r = 0; r < R; ++r) J[n + r + N * (n + j)] += cj * w.jac[r + R * (2 * n + nc + j)];
+    return true;
+  }
+  void initial_derivative(double t, const double* x, int, double* xdot0) const override {
+    consistent(t, x, xdot0, nullptr);
+  }
+  std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
+  void witness_values(double t, const double* x, int, double* g) const override {
+    if (!c_->n_events) return;
+    std::vector<double> xd(size());
+    consistent(t, x, xd.data(), nullptr);
+    Scratch& w = scratch(*c_);
+    c_->witnesses(fill_dae(w, t, x, xd.data()), g);
+  }
+  EventOutcome on_event(double, double*, int mode, int index, int) const override {
+    EventOutcome o;
+    o.kind = c_->events[static_cast<std::size_t>(index)].name;
+    o.new_mode = mode;
+    return o;
+  }
+  void compute_outputs(double t, const double* x, int, double* y) const override {
+    const std::size_t n = c_->n, nc = c_->nc;
+    std::vector<double> xd(size());
+    consistent(t, x, xd.data(), nullptr);
+    Scratch& w = scratch(*c_);
+    double* in = fill_dae(w, t, x, xd.data());
+    double e[3];
+    c_->energy(in, e);
+    y[0] = e[1];
+    y[1] = e[2];
+    y[2] = e[0];
+    std::size_t o = 3;
+    std::vector<double> cons(2 * nc);
+    c_->constraints(in, cons.data());
+    for (std::size_t k = 0; k < nc; ++k) {
+      y[o++] = x[2 * n + k];
+      y[o++] = cons[k];
+    }
+    if (c_->n_user_outputs) c_->outputs(in, y + o);
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<ConstraintSummarizer>(*c_); }
+
+  /// a and lambda consistent with (t, q, v): the residual is affine in them; solve it. Writes xdot (q' = v, v' = a)
+  /// and, if lambda is given, the multipliers.
+  void consistent(double t, const double* x, double* xdot, double* lambda) const {
+    const std::size_t n = c_->n, nc = c_->nc, R = n + nc;
+    std::vector<double> xz(x, x + size()), xdz(size(), 0.0), r0(R), jac(R * (3 * n + nc));
+    for (std::size_t k = 0; k < nc; ++k) xz[2 * n + k] = 0.0;
+    Scratch& w = scratch(*c_);
+    double* in = fill_dae(w, t, xz.data(), xdz.data());
+    c_->dae(in, r0.data());
+    c_->dae_jac(in, jac.data());
+    Eigen::MatrixXd A(R, R);
+    Eigen::VectorXd b(R);
+    for (std::size_t r = 0; r < R; ++r) {
+      b(static_cast<Eigen::Index>(r)) = -r0[r];
+      for (std::size_t j = 0; j < n; ++j) A(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j)) = jac[r + R * (2 * n + nc + j)];
+      for (std::size_t k = 0; k < nc; ++k)
+        A(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(n + k)) = jac[r + R * (2 * n + k)];
+    }
+    const Eigen::VectorXd sol = A.partialPivLu().solve(b);
+    for (std::size_t i = 0; i < n; ++i) {
+      xdot[i] = x[n + i];
+      xdot[n + i] = sol(static_cast<Eigen::Index>(i));
+    }
+    for (std::size_t k = 0; k < nc; ++k) {
+      xdot[2 * n + k] = 0.0;
+      if (lambda) lambda[k] = sol(static_cast<Eigen::Index>(n + k));
+    }
+  }
+
+ private:
+  class ConstraintSummarizer : public Summarizer {
+   public:
+    explicit ConstraintSummarizer(const Compiled& c) : n_(c.n), nc_(c.nc), names_(c.constraint_names) {}
+    void on_point(double, const double*, const double* y, int) override {
+      if (!have_) {
+        e0_ = y[2];
+        have_ = true;
+      }
+      drift_ = std::max(drift_, std::abs(y[2] - e0_));
+      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[3 + 2 * k + 1]));
+    }
+    std::vector<SummaryItem> items() const override {
+      return {{"energy_initial", e0_, "", "J", "initial Jacobi energy h", false},
+              {"energy_drift_abs", drift_, "", "J", "largest change of h (constant without forces)", false},
+              {"constraint_residual_max", worst_, "", "", "largest |C| over the samples and steps", false}};
+    }
+
+   private:
+    std::size_t n_, nc_;
+    std::vector<std::string> names_;
+    bool have_ = false;
+    double e0_ = 0, drift_ = 0, worst_ = 0;
+  };
+
+  double* fill_dae(Scratch& w, double t, const double* x, const double* xdot) const {
+    const Compiled& c = *c_;
+    double* in = fill(c, w, t, x, 0.0);
+    std::copy(xdot + c.n, xdot + 2 * c.n, in + c.in_a);
+    std::copy(x + 2 * c.n, x + 2 * c.n + c.nc, in + c.in_lambda);
+    return in;
+  }
+
+  std::shared_ptr<const Compiled> c_;
+  std::vector<double> x0_;
+  Signals states_, outputs_;
+};
+
+// ---- building ---------------------------------------------------------------------------------------------
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> r = [] {
+    std::set<std::string> s{"t", "pi"};
+    for (const auto& [f, n] : symbolic::functions()) s.insert(f);
+    return s;
+  }();
+  return r;
+}
+
+std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
+  auto c = std::make_shared<Compiled>();
+  symbolic::LagrangeModel m;
+  m.parameters = ordered(sc, "parameters");
+  m.coordinates = ordered(sc, "coordinates");
+  if (m.coordinates.empty())
+    throw InputError(sc.origin("model"), "a lagrangian model needs at least one coordinate: add a [coordinates] table, e.g. x = \"m\"");
+  for (const auto& section : {"parameters", "coordinates"})
+    for (const auto& name : section == std::string("parameters") ? m.parameters : m.coordinates) {
+      const std::string key = std::string(section) + "." + name;
+      if (!is_identifier(name))
+        sc.fail(key, "'" + name + "' is not a valid name: use letters, digits and _, not starting with a digit");
+      if (reserved_names().count(name))
+        sc.fail(key, "'" + name + "' is reserved (t is time, pi the constant, and function names); choose another name");
+    }
+  for (const auto& q : m.coordinates)
+    if (std::find(m.parameters.begin(), m.parameters.end(), q) != m.parameters.end())
+      sc.fail("coordinates." + q, "'" + q + "' is both a coordinate and a parameter (parameters." + q + "); rename one");
+  const auto constraints = ordered(sc, "constraints", "expression");
+  m.make_symbols(constraints.size());
+
+  Reader rd{sc, {}};
+  rd.names.symbols["t"] = m.t;
+  for (std::size_t i = 0; i < m.parameters.size(); ++i) rd.names.symbols[m.parameters[i]] = m.p[i];
+  for (std::size_t i = 0; i < m.coordinates.size(); ++i) {
+    rd.names.symbols[m.coordinates[i]] = m.q[i];
+    rd.names.rates[m.coordinates[i]] = m.qd[i];
+    rd.names.accelerations[m.coordinates[i]] = m.a[i];
+  }
+  const std::string no_rates_v = "the potential V(t, q) depends on coordinates only; rate-dependent terms belong in "
+                                 "the kinetic energy or in [lagrangian] forces";
+  m.kinetic = rd.parse("lagrangian.kinetic");
+  m.potential = rd.parse("lagrangian.potential", false, no_rates_v);
+  for (const auto& q : m.coordinates) m.forces.push_back(rd.parse("lagrangian.forces." + q));
+
+  // Bodies: T += 1/2 m (x'^2 + y'^2) + 1/2 I angle'^2, V += m g y.
+  std::vector<std::string> body_keys;
+  for (const auto& [k, e] : sc.values)
+    if (k.rfind("bodies.", 0) == 0 && k.size() > 5 && k.compare(k.size() - 5, 5, ".mass") == 0) body_keys.push_back(k);
+  for (const auto& mass_key : body_keys) {
+    const std::string b = mass_key.substr(0, mass_key.size() - 5);
+    const std::string no_rates = "a body's mass, inertia and position depend on (t, q) only";
+    const ex mass = rd.parse(mass_key, false, no_rates);
+    const ex inertia = rd.parse(b + ".inertia", false, no_rates);
+    const ex x = rd.parse(b + ".x", false, no_rates), y = rd.parse(b + ".y", false, no_rates);
+    const ex angle = rd.parse(b + ".angle", false, no_rates);
+    auto rate = [&](const ex& e) {
+      ex r = symbolic::d(e, m.t);
+      for (std::size_t i = 0; i < m.n(); ++i) r += symbolic::d(e, m.q[i]) * m.qd[i];
+      return r;
+    };
+    const ex xd = rate(x), yd = rate(y), wd = rate(angle);
+    m.kinetic += GiNaC::numeric(1, 2) * mass * (xd * xd + yd * yd) + GiNaC::numeric(1, 2) * inertia * wd * wd;
+    if (!y.is_zero()) {
+      auto g = rd.names.symbols.find("g");
+      if (g == rd.names.symbols.end())
+        sc.fail(b + ".y", "a body with a height needs the gravitational acceleration as parameters.g (gravity along -y)");
+      m.potential += mass * g->second * y;
+    }
+  }
+
+  for (const auto& name : constraints) {
+    const std::string key = "constraints." + name + ".expression";
+    m.constraint_names.push_back(name);
+    m.constraints.push_back(rd.parse(key, false, "holonomic constraints g(t, q) = 0 depend on coordinates only"));
+  }
+  const auto contacts = ordered(sc, "contacts", "slip_velocity");
+  if (contacts.size() > 1)
+    sc.fail("contacts." + contacts[1] + ".slip_velocity",
+            "one Coulomb contact per model is supported; this model declares " + std::to_string(contacts.size()));
+  if (!contacts.empty() && !constraints.empty())
+    sc.fail("contacts." + contacts[0] + ".slip_velocity",
+            "a Coulomb contact together with holonomic constraints is not supported; eliminate the constraints with "
+            "minimal coordinates");
+  if (!contacts.empty()) {
+    const std::string k = "contacts." + contacts[0] + ".";
+    m.has_contact = true;
+    m.slip_velocity = rd.parse(k + "slip_velocity");
+    if (!linear_in(m.slip_velocity, m.qd))
+      sc.fail(k + "slip_velocity", "the slip velocity must be linear in the rates der(q) (w = J(q) der(q) + w0(q)); \"" +
+                                       sc.string(k + "slip_velocity") + "\" is not");
+    if (m.slip_velocity.has(m.t))
+      sc.fail(k + "slip_velocity", "the slip velocity must not depend on t explicitly (the switching surface is fixed)");
+    m.normal_force = rd.parse(k + "normal_force");
+    m.friction_coefficient = rd.parse(k + "friction_coefficient");
+  }
+  for (const auto& o : ordered(sc, "outputs", "expression")) {
+    const std::string k = "outputs." + o + ".";
+    m.outputs.push_back(rd.parse(k + "expression", true, "", true));
+    c->user_outputs.push_back({o, sc.string(k + "unit"), sc.string(k + "description")});
+  }
+  for (const auto& e : ordered(sc, "events", "when")) {
+    const std::string k = "events." + e + ".";
+    m.events.push_back(rd.parse(k + "when", true, "", true));
+    const std::string dir = sc.string(k + "direction");
+    c->events.push_back({e, dir == "rising" ? 1 : dir == "falling" ? -1 : 0, sc.string(k + "action") == "stop"});
+  }
+
+  // Names must not collide with the built-in signals.
+  {
+    std::set<std::string> taken;
+    Compiled probe;
+    probe.coordinates = m.coordinates;
+    probe.units.assign(m.n(), "");
+    probe.has_contact = m.has_contact;
+    probe.constraint_names = m.constraint_names;
+    for (const auto& s : state_signals(probe)) taken.insert(s.name);
+    for (const auto& s : output_signals(probe)) taken.insert(s.name);
+    for (const auto& s : {"work_forces", "dissipated_friction", "work_explicit_time"}) taken.insert(s);
+    for (const auto& o : c->user_outputs)
+      if (taken.count(o.name)) sc.fail("outputs." + o.name + ".expression", "the output name '" + o.name + "' is taken by a built-in signal; choose another");
+  }
+
+  symbolic::Derivation dv;
+  try {
+    dv = symbolic::derive(m);
+  } catch (const std::exception& e) {
+    throw InputError(sc.origin("model"), std::string("deriving the equations of motion failed: ") + e.what());
+  }
+  std::string source;
+  try {
+    source = symbolic::generate_source(dv.kernels, m.inputs());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(sc.origin("model"), std::string("the model uses an operation rollsim cannot compile: ") + e.what());
+  }
+  try {
+    c->lib = symbolic::CompiledKernels::load(source);
+  } catch (const symbolic::CompileError& e) {
+    throw InputError(sc.origin("model"), e.what());
+  }
+
+  const symbolic::InputLayout lay(m);
+  c->n = m.n();
+  c->np = m.p.size();
+  c->nc = m.constraints.size();
+  c->n_extra = dv.n_extra;
+  c->n_user_outputs = m.outputs.size();
+  c->n_events = m.events.size();
+  c->has_contact = m.has_contact;
+  c->has_forces = dv.has_forces;
+  c->explicit_time = dv.explicit_time;
+  c->friction_dissipates = dv.friction_dissipates;
+  c->coordinates = m.coordinates;
+  for (const auto& q : m.coordinates) c->units.push_back(sc.string("coordinates." + q));
+  c->constraint_names = m.constraint_names;
+  for (const auto& p : m.parameters) c->p.push_back(sc.real("parameters." + p));
+  if (c->nc) c->alpha = sc.real("dae.stabilization_rate");
+  c->in_size = lay.size;
+  c->in_qd = lay.qd;
+  c->in_a = lay.a;
+  c->in_p = lay.p;
+  c->in_lambda = lay.lambda;
+  c->in_s = lay.s;
+  c->in_alpha = lay.alpha;
+  const auto& lib = *c->lib;
+  c->dyn = lib.get(KernelNames::dyn);
+  c->jac = lib.get(KernelNames::jac);
+  c->extra = lib.get(KernelNames::extra);
+  c->energy = lib.get(KernelNames::energy);
+  c->outputs = lib.get(KernelNames::outputs);
+  c->outputs_jac = lib.get(KernelNames::outputs_jac);
+  c->witnesses = lib.get(KernelNames::events);
+  if (c->has_contact) c->contact = lib.get(KernelNames::contact);
+  if (c->nc) {
+    c->dae = lib.get(KernelNames::dae);
+    c->dae_jac = lib.get(KernelNames::dae_jac);
+    c->constraints = lib.get(KernelNames::constraints);
+  }
+
+  // The initial state, and the checks at it.
+  std::vector<double> q0;
+  for (const auto& q : m.coordinates) q0.push_back(sc.real("initial." + q));
+  std::vector<double> x0(2 * c->n);
+  for (std::size_t i = 0; i < c->n; ++i) {
+    x0[i] = q0[i];
+    x0[c->n + i] = sc.real("initial_rates." + m.coordinates[i]);
+  }
+  {
+    Scratch& w = scratch(*c);
+    c->dyn(fill(*c, w, 0.0, x0.data(), 0.0), w.dyn.data());
+    const auto n = static_cast<Eigen::Index>(c->n);
+    Eigen::MatrixXd M(n, n);
+    for (Eigen::Index j = 0; j < n; ++j)
+      for (Eigen::Index i = 0; i < n; ++i) M(i, j) = w.dyn[static_cast<std::size_t>(i + n * j)];
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(M);
+    const auto& sv = svd.singularValues();
+    const double smax = sv.maxCoeff(), smin = sv.minCoeff();
+    if (!std::isfinite(smax) || !(smin > 1e-12 * smax)) {
+      std::ostringstream os;
+      os.precision(6);
+      os << "the mass matrix d2T/dder(q)2 is singular at the initial state (singular values from " << smax << " down to "
+         << smin << "): some coordinate has no inertia there; give every coordinate a kinetic energy term";
+      const std::string key = sc.string("lagrangian.kinetic") != "0" || body_keys.empty() ? "lagrangian.kinetic" : body_keys.front();
+      sc.fail(key, os.str());
+    }
+  }
+  if (c->nc) {
+    Scratch& w = scratch(*c);
+    std::vector<double> cons(2 * c->nc);
+    double* in = fill(*c, w, 0.0, x0.data(), 0.0);
+    c->constraints(in, cons.data());
+    for (std::size_t k = 0; k < c->nc; ++k) {
+      const double scale = 1e-9 * std::max(1.0, *std::max_element(x0.begin(), x0.begin() + static_cast<long>(c->n),
+                                                                  [](double a, double b) { return std::abs(a) < std::abs(b); }));
+      if (std::abs(cons[k]) > scale || std::abs(cons[c->nc + k]) > scale) {
+        std::ostringstream os;
+        os.precision(10);
+        os << "constraint " << m.constraint_names[k] << " is violated at the initial state: residual " << cons[k]
+           << ", its rate " << cons[c->nc + k] << " (allowed: |residual| <= " << scale
+           << "); give [initial] and [initial_rates] values that satisfy it";
+        sc.fail("constraints." + m.constraint_names[k] + ".expression", os.str());
+      }
+    }
+    x0.resize(2 * c->n + c->nc, 0.0);
+    auto sys = std::make_unique<ConstrainedUserSystem>(c, x0);
+    std::vector<double> xd(x0.size()), lam(c->nc);
+    sys->consistent(0.0, x0.data(), xd.data(), lam.data());
+    for (std::size_t k = 0; k < c->nc; ++k) x0[2 * c->n + k] = lam[k];
+    return std::make_unique<ConstrainedUserSystem>(c, x0);
+  }
+  x0.resize(2 * c->n + c->n_extra, 0.0);
+  if (c->has_contact) return std::make_unique<ContactSystem>(c, x0);
+  return std::make_unique<SmoothSystem>(c, x0);
+}
+
+}  // namespace
+
+ModelEntry model_entry() {
+  ModelEntry e;
+  e.name = "lagrangian";
+  e.description = "a model written in the scenario: Lagrangian, bodies, forces, constraints, one Coulomb contact";
+  e.schema = schema;
+  e.make_system = make_system;
+  return e;
+}
+
+}  // namespace rollsim::lagrangian

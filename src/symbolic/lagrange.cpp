@@ -1,0 +1,165 @@
+#include "rollsim/symbolic/lagrange.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+namespace rollsim::symbolic {
+
+using GiNaC::ex;
+
+ex d(const ex& e, const ex& x) { return e.diff(GiNaC::ex_to<GiNaC::symbol>(x)); }
+
+void LagrangeModel::make_symbols(std::size_t nc) {
+  t = GiNaC::realsymbol("t");
+  s = GiNaC::realsymbol("s_friction");
+  alpha = GiNaC::realsymbol("alpha_baumgarte");
+  p.clear();
+  q.clear();
+  qd.clear();
+  a.clear();
+  lambda.clear();
+  for (const auto& n : parameters) p.push_back(GiNaC::realsymbol(n));
+  for (const auto& c : coordinates) {
+    q.push_back(GiNaC::realsymbol(c));
+    qd.push_back(GiNaC::realsymbol("der_" + c));
+    a.push_back(GiNaC::realsymbol("der2_" + c));
+  }
+  for (std::size_t k = 0; k < nc; ++k) lambda.push_back(GiNaC::realsymbol("lambda_" + std::to_string(k)));
+}
+
+std::vector<ex> LagrangeModel::inputs() const {
+  std::vector<ex> v{t};
+  for (const auto* block : {&q, &qd, &a, &p, &lambda}) v.insert(v.end(), block->begin(), block->end());
+  v.push_back(s);
+  v.push_back(alpha);
+  return v;
+}
+
+InputLayout::InputLayout(const LagrangeModel& m) {
+  const std::size_t n = m.n();
+  qd = q + n;
+  a = qd + n;
+  p = a + n;
+  lambda = p + m.p.size();
+  s = lambda + m.lambda.size();
+  alpha = s + 1;
+  size = alpha + 1;
+}
+
+namespace {
+
+/// Total time derivative of e(t, q) along q' (and, for e with rates, along a).
+ex total_derivative(const LagrangeModel& m, const ex& e) {
+  ex r = d(e, m.t);
+  for (std::size_t i = 0; i < m.n(); ++i) r += d(e, m.q[i]) * m.qd[i] + d(e, m.qd[i]) * m.a[i];
+  return r;
+}
+
+/// Columns d rows / d x for each x in `by`, appended column-major (rows.size() x by.size()).
+void append_jacobian(std::vector<ex>& out, const std::vector<ex>& rows, const std::vector<ex>& by) {
+  for (const auto& x : by)
+    for (const auto& r : rows) out.push_back(d(r, x));
+}
+
+std::vector<ex> concat(std::initializer_list<const std::vector<ex>*> parts) {
+  std::vector<ex> v;
+  for (const auto* p : parts) v.insert(v.end(), p->begin(), p->end());
+  return v;
+}
+
+}  // namespace
+
+Derivation derive(const LagrangeModel& m) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t n = m.n(), nc = m.constraints.size();
+  Derivation out;
+  const ex L = m.kinetic - m.potential;
+  std::vector<ex> dL_dqd(n), dL_dq(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    dL_dqd[i] = d(L, m.qd[i]);
+    dL_dq[i] = d(L, m.q[i]);
+  }
+  out.explicit_time = L.has(m.t);
+  for (const auto& f : m.forces) out.has_forces = out.has_forces || !f.is_zero();
+
+  // R (without friction): d/dt dL/dq' - dL/dq - Q, linear in a.
+  std::vector<ex> R(n), Rs(n), J(n), f(n), M;
+  for (std::size_t i = 0; i < n; ++i) R[i] = total_derivative(m, dL_dqd[i]) - dL_dq[i] - m.forces[i];
+  ex w_power = 0;
+  if (m.has_contact) {
+    for (std::size_t i = 0; i < n; ++i) J[i] = d(m.slip_velocity, m.qd[i]);
+    for (std::size_t i = 0; i < n; ++i) w_power += J[i] * m.qd[i];
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    Rs[i] = m.has_contact ? R[i] + m.s * m.friction_coefficient * m.normal_force * J[i] : R[i];
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < n; ++i) M.push_back(d(dL_dqd[i], m.qd[j]));
+  GiNaC::exmap zero_a;
+  for (const auto& ai : m.a) zero_a[ai] = 0;
+  for (std::size_t i = 0; i < n; ++i) f[i] = -Rs[i].subs(zero_a);
+  out.kernels.push_back({KernelNames::dyn, concat({&M, &f})});
+
+  // The extra states' rates.
+  std::vector<ex> extra;
+  if (out.has_forces) {
+    ex pw = 0;
+    for (std::size_t i = 0; i < n; ++i) pw += m.forces[i] * m.qd[i];
+    extra.push_back(pw);
+  }
+  if (m.has_contact) {
+    extra.push_back(m.s * m.friction_coefficient * m.normal_force * w_power);
+    GiNaC::exmap zero_rates;
+    for (const auto& v : m.qd) zero_rates[v] = 0;
+    out.friction_dissipates = m.slip_velocity.subs(zero_rates).normal().is_zero();
+  }
+  if (out.explicit_time) extra.push_back(d(L, m.t));
+  out.n_extra = extra.size();
+  out.kernels.push_back({KernelNames::extra, extra});
+
+  std::vector<ex> jac;
+  const std::vector<ex> x = concat({&m.q, &m.qd});
+  append_jacobian(jac, Rs, x);
+  append_jacobian(jac, extra, x);
+  out.kernels.push_back({KernelNames::jac, jac});
+
+  ex h = -L;
+  for (std::size_t i = 0; i < n; ++i) h += m.qd[i] * dL_dqd[i];
+  out.kernels.push_back({KernelNames::energy, {h, m.kinetic, m.potential}});
+
+  if (m.has_contact) {
+    std::vector<ex> c{m.slip_velocity};
+    for (std::size_t i = 0; i < n; ++i) c.push_back(d(m.slip_velocity, m.q[i]));
+    c.insert(c.end(), J.begin(), J.end());
+    c.push_back(m.normal_force);
+    c.push_back(m.friction_coefficient);
+    out.kernels.push_back({KernelNames::contact, c});
+  }
+  out.kernels.push_back({KernelNames::outputs, m.outputs});
+  std::vector<ex> ojac;
+  append_jacobian(ojac, m.outputs, concat({&m.q, &m.qd, &m.a}));
+  out.kernels.push_back({KernelNames::outputs_jac, ojac});
+  out.kernels.push_back({KernelNames::events, m.events});
+
+  if (nc > 0) {
+    // x = [q, v, lambda]; v is q' (the symbols qd), v' is a.
+    std::vector<ex> res(n + nc), C1(nc);
+    for (std::size_t i = 0; i < n; ++i) {
+      res[i] = R[i];
+      for (std::size_t k = 0; k < nc; ++k) res[i] -= d(m.constraints[k], m.q[i]) * m.lambda[k];
+    }
+    for (std::size_t k = 0; k < nc; ++k) {
+      C1[k] = total_derivative(m, m.constraints[k]);
+      const ex C2 = total_derivative(m, C1[k]);
+      res[n + k] = C2 + 2 * m.alpha * C1[k] + m.alpha * m.alpha * m.constraints[k];
+    }
+    out.kernels.push_back({KernelNames::dae, res});
+    std::vector<ex> djac;
+    append_jacobian(djac, res, concat({&m.q, &m.qd, &m.lambda, &m.a}));
+    out.kernels.push_back({KernelNames::dae_jac, djac});
+    out.kernels.push_back({KernelNames::constraints, concat({&m.constraints, &C1})});
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace rollsim::symbolic
