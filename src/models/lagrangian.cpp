@@ -314,10 +314,7 @@ Signals output_signals(const Compiled& c) {
     s.push_back({"slip_velocity", "m/s", "the contact's slip velocity w"});
     s.push_back({"normal_force", "N", "the contact's normal force N"});
   }
-  for (const auto& n : c.constraint_names) {
-    s.push_back({"lambda_" + n, "", "multiplier of constraint " + n + " (its generalized force is G^T lambda)"});
-    s.push_back({"constraint_" + n, "", "residual of constraint " + n});
-  }
+  for (const auto& n : c.constraint_names) s.push_back({"constraint_" + n, "", "residual of constraint " + n});
   for (const auto& o : c.user_outputs) s.push_back(o);
   return s;
 }
@@ -606,7 +603,8 @@ class ConstrainedUserSystem final : public HybridSystem {
  public:
   ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
-    for (const auto& n : c_->constraint_names) states_.push_back({"lambda_" + n, "", "multiplier of constraint " + n});
+    for (const auto& n : c_->constraint_names)
+      states_.push_back({"lambda_" + n, "", "multiplier of constraint " + n + " (its generalized force is G^T lambda)"});
     outputs_ = output_signals(*c_);
   }
   std::string model_name() const override { return "lagrangian"; }
@@ -661,7 +659,7 @@ class ConstrainedUserSystem final : public HybridSystem {
     return o;
   }
   void compute_outputs(double t, const double* x, int, double* y) const override {
-    const std::size_t n = c_->n, nc = c_->nc;
+    const std::size_t nc = c_->nc;
     std::vector<double> xd(size());
     consistent(t, x, xd.data(), nullptr);
     Scratch& w = scratch(*c_);
@@ -674,10 +672,7 @@ class ConstrainedUserSystem final : public HybridSystem {
     std::size_t o = 3;
     std::vector<double> cons(2 * nc);
     c_->constraints(in, cons.data());
-    for (std::size_t k = 0; k < nc; ++k) {
-      y[o++] = x[2 * n + k];
-      y[o++] = cons[k];
-    }
+    for (std::size_t k = 0; k < nc; ++k) y[o++] = cons[k];
     if (c_->n_user_outputs) c_->outputs(in, y + o);
   }
   std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<ConstraintSummarizer>(*c_); }
@@ -721,7 +716,7 @@ class ConstrainedUserSystem final : public HybridSystem {
         have_ = true;
       }
       drift_ = std::max(drift_, std::abs(y[2] - e0_));
-      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[3 + 2 * k + 1]));
+      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[3 + k]));
     }
     std::vector<SummaryItem> items() const override {
       return {{"energy_initial", e0_, "", "J", "initial Jacobi energy h", false},
