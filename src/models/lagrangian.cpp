@@ -834,8 +834,8 @@ std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
     m.has_contact = true;
     m.slip_velocity = rd.parse(k + "slip_velocity");
     if (!linear_in(m.slip_velocity, m.qd))
-      sc.fail(k + "slip_velocity", "the slip velocity must be linear in the rates der(q) (w = J(q) der(q) + w0(q)); \"" +
-                                       sc.string(k + "slip_velocity") + "\" is not");
+      sc.fail(k + "slip_velocity", k + "slip_velocity = \"" + sc.string(k + "slip_velocity") +
+                                       "\": the slip velocity must be linear in the rates der(q) (w = J(q) der(q) + w0(q))");
     if (m.slip_velocity.has(m.t))
       sc.fail(k + "slip_velocity", "the slip velocity must not depend on t explicitly (the switching surface is fixed)");
     m.normal_force = rd.parse(k + "normal_force");

@@ -1,0 +1,287 @@
+// User models (model = "lagrangian") against the built-in models they restate, closed forms, conservation and
+// symmetry; and bad input inside expressions.
+#include <doctest/doctest.h>
+
+#include <Eigen/Eigenvalues>
+
+#include "rollsim/analysis/linear.hpp"
+#include "support.hpp"
+
+namespace rollsim {
+
+namespace {
+
+std::string scenario(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
+
+/// The index of a signal by name among a system's states (first) and outputs (after them), or -1.
+struct Columns {
+  std::vector<std::string> states, outputs;
+  explicit Columns(const Scenario& sc) {
+    auto sys = build_system(sc);
+    for (const auto& s : sys->states()) states.push_back(s.name);
+    for (const auto& s : sys->outputs()) outputs.push_back(s.name);
+  }
+  /// The value of `name` (a state or an output) at sample k of a run.
+  double at(const test::Run& r, std::size_t k, const std::string& name) const {
+    for (std::size_t i = 0; i < states.size(); ++i)
+      if (states[i] == name) return r.rec.x[k][i];
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+      if (outputs[i] == name) return r.rec.y[k][i];
+    FAIL("no signal " << name);
+    return NAN;
+  }
+};
+
+/// max over the samples at common times (to 1e-8 s: samples include the events) of |a(name_a) - b(name_b)|.
+/// Samples at an event only one of the runs has (e.g. a recorded event the other model lacks) are skipped;
+/// all but a few samples must match.
+double max_difference(const test::Run& a, const Columns& ca, const std::string& na, const test::Run& b,
+                      const Columns& cb, const std::string& nb) {
+  double worst = 0;
+  std::size_t i = 0, j = 0, matched = 0;
+  while (i < a.rec.t.size() && j < b.rec.t.size()) {
+    const double ta = a.rec.t[i], tb = b.rec.t[j];
+    if (std::abs(ta - tb) <= 1e-8) {
+      worst = std::max(worst, std::abs(ca.at(a, i, na) - cb.at(b, j, nb)));
+      ++matched, ++i, ++j;
+    } else if (ta < tb) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  REQUIRE(matched + 5 >= std::max(a.rec.t.size(), b.rec.t.size()));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("user model: the tipping table written as T and V equals the built-in model (states 1e-9, events 1e-8)") {
+  const std::vector<std::string> common{"simulation.output_dt=0.01"};
+  // To lift-off (the default run), and to the edge with lift-off only recorded.
+  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"events.lift_off.action=record"}}) {
+    auto sets = common;
+    for (const auto& e : extra) sets.push_back(e);
+    std::vector<std::string> builtin_sets = common;
+    if (!extra.empty()) builtin_sets.push_back("events.lift_off=record");
+    const test::Run u = test::run_text(scenario("user_tipping_table.toml"), sets);
+    const test::Run b = test::run_text(scenario("tipping_table.toml"), builtin_sets);
+    REQUIRE(u.result.completed());
+    REQUIRE(b.result.completed());
+    CHECK(u.result.termination == b.result.termination);
+    CHECK(std::abs(u.result.t_final - b.result.t_final) <= 1e-8);
+    const Columns cu(u.scenario), cb(b.scenario);
+    for (const auto& s : {"theta1", "theta2"}) CHECK(max_difference(u, cu, s, b, cb, s) <= 1e-9);
+    CHECK(max_difference(u, cu, "der_theta1", b, cb, "omega1") <= 1e-9);
+    CHECK(max_difference(u, cu, "der_theta2", b, cb, "omega2") <= 1e-9);
+    CHECK(max_difference(u, cu, "normal_force", b, cb, "normal_force") <= 1e-8);
+    CHECK(max_difference(u, cu, "contact_position", b, cb, "contact_position") <= 1e-9);
+    REQUIRE(u.rec.events.size() == b.rec.events.size());
+    for (std::size_t k = 0; k < u.rec.events.size(); ++k) {
+      CHECK(u.rec.events[k].kind == b.rec.events[k].kind);
+      CHECK(std::abs(u.rec.events[k].t - b.rec.events[k].t) <= 1e-8);
+    }
+  }
+}
+
+TEST_CASE("user model: linearising the user table gives the IFToMM benchmark eigenvalues (1.8)-(1.9) to 1e-12") {
+  const Scenario sc = load_scenario_text(scenario("user_tipping_table.toml"), "user.toml", {"initial.theta1=0"});
+  auto sys = build_system(sc);
+  std::vector<double> x0(sys->size()), J(sys->size() * sys->size());
+  sys->initial_state(x0.data());
+  REQUIRE(sys->jacobian(0.0, x0.data(), 0, J.data()));
+  const Eigen::Map<Eigen::MatrixXd> A(J.data(), 4, 4);
+  const auto eig = linear::eigen_analysis(A);
+  std::vector<std::complex<double>> roots(eig.values.data(), eig.values.data() + eig.values.size());
+  CHECK(linear::iftomm_error(roots, linear::iftomm_benchmark_eigenvalues()) <= 1e-12);
+  std::string out;
+  REQUIRE(test::run_binary("linearize " ROLLSIM_SOURCE_DIR "/scenarios/user_tipping_table.toml --set initial.theta1=0 -o /dev/null", out) == 0);
+  CHECK(out.find("6.7913418692e+00") != std::string::npos);
+}
+
+TEST_CASE("user model: the carriage with pendulum equals the built-in minimal model without damping") {
+  // Two codes with the same equations differ by their integration errors only: at rtol 1e-10 over 5 s the
+  // coordinates agree to 1e-9, and the difference shrinks with the tolerance (rtol 1e-12: every state to 1e-10).
+  for (const auto& [rtol, bound_q, bound_rate] : {std::tuple{"1e-10", 1e-9, 1e-8}, std::tuple{"1e-12", 1e-10, 1e-10}}) {
+    const std::vector<std::string> sets{"simulation.t_end=5", "solver.method=adams", std::string("solver.rtol=") + rtol,
+                                        "solver.atol=1e-14"};
+    auto user_sets = sets;
+    user_sets.push_back("parameters.c=0");
+    auto builtin_sets = sets;
+    builtin_sets.push_back("formulation=ode");
+    const test::Run u = test::run_text(scenario("user_carriage_pendulum.toml"), user_sets);
+    const test::Run b = test::run_text(scenario("carriage_pendulum.toml"), builtin_sets);
+    REQUIRE(u.result.completed());
+    REQUIRE(b.result.completed());
+    const Columns cu(u.scenario), cb(b.scenario);
+    INFO("rtol " << rtol);
+    CHECK(max_difference(u, cu, "x", b, cb, "x") <= bound_q);
+    CHECK(max_difference(u, cu, "phi", b, cb, "phi") <= bound_q);
+    CHECK(max_difference(u, cu, "der_x", b, cb, "x_dot") <= bound_rate);
+    CHECK(max_difference(u, cu, "der_phi", b, cb, "phi_dot") <= bound_rate);
+  }
+}
+
+TEST_CASE("user model: the rolling disk with a Coulomb contact equals the built-in disk (symbols, events 1e-8)") {
+  // At rtol 1e-12: the differences between the two codes are their integration errors (at rtol 1e-10 the
+  // velocities differ by up to 3e-8 after 100 events).
+  const std::vector<std::string> sets{"simulation.t_end=6", "simulation.output_dt=0.01", "solver.rtol=1e-12",
+                                      "solver.atol=1e-14"};
+  const test::Run u = test::run_text(scenario("user_rolling_disk.toml"), sets);
+  const test::Run b = test::run_text(scenario("disk_physical.toml"), sets);
+  REQUIRE(u.result.completed());
+  REQUIRE(b.result.completed());
+  auto text = [](const test::Run& r, const std::string& k) {
+    const auto* i = r.item(k);
+    return i ? i->text : std::string("(missing)");
+  };
+  CHECK(text(u, "symbols") == text(b, "symbols"));
+  CHECK(text(u, "symbols").size() > 20);
+  REQUIRE(u.rec.events.size() == b.rec.events.size());
+  for (std::size_t k = 0; k < u.rec.events.size(); ++k) {
+    CHECK(u.rec.events[k].kind == b.rec.events[k].kind);
+    CHECK(std::abs(u.rec.events[k].t - b.rec.events[k].t) <= 1e-8);
+  }
+  const Columns cu(u.scenario), cb(b.scenario);
+  CHECK(max_difference(u, cu, "u", b, cb, "u") <= 1e-9);
+  CHECK(max_difference(u, cu, "der_u", b, cb, "v") <= 1e-9);
+  CHECK(max_difference(u, cu, "slip_velocity", b, cb, "w") <= 1e-8);
+  // The energy taken by friction is the built-in's dissipated energy (J in both).
+  CHECK(max_difference(u, cu, "dissipated_friction", b, cb, "dissipated_energy") <= 1e-8);
+}
+
+namespace {
+
+const char* kDoublePendulum = R"toml(model = "lagrangian"
+[parameters]
+m1 = 1.0
+m2 = 0.7
+l1 = 1.0
+l2 = 0.8
+g = 9.81
+[coordinates]
+a = "rad"
+b = "rad"
+[lagrangian]
+kinetic = "1/2*(m1+m2)*l1^2*der(a)^2 + m2*l1*l2*cos(a-b)*der(a)*der(b) + 1/2*m2*l2^2*der(b)^2"
+potential = "-(m1+m2)*g*l1*cos(a) - m2*g*l2*cos(b)"
+[initial]
+a = 1.2
+b = -0.4
+[simulation]
+t_end = 100
+output_dt = 0.05
+[solver]
+rtol = 1e-10
+atol = 1e-12
+)toml";
+
+}  // namespace
+
+TEST_CASE("user model: a chaotic double pendulum conserves its energy to 100 rtol over 100 s") {
+  const test::Run r = test::run_text(kDoublePendulum);
+  REQUIRE(r.result.completed());
+  const Columns c(r.scenario);
+  const double e0 = c.at(r, 0, "energy");
+  double worst = 0, scale = 0;
+  for (std::size_t k = 0; k < r.rec.t.size(); ++k) {
+    worst = std::max(worst, std::abs(c.at(r, k, "energy") - e0));
+    scale = std::max({scale, std::abs(c.at(r, k, "kinetic_energy")), std::abs(c.at(r, k, "potential_energy"))});
+  }
+  INFO("energy drift " << worst << " J, scale " << scale << " J");
+  CHECK(worst <= 100 * 1e-10 * scale);
+  // The pendulum is chaotic at this energy: it moved far (the test is not trivially at rest).
+  CHECK(r.rec.x.back()[0] != doctest::Approx(1.2).epsilon(0.01));
+}
+
+TEST_CASE("user model: mirror-symmetric starts of a symmetric model give mirrored trajectories") {
+  // q -> -q leaves T and V of the double pendulum unchanged, so the start (-a, -b) runs as the mirror of (a, b).
+  const test::Run p = test::run_text(kDoublePendulum, {"simulation.t_end=20"});
+  const test::Run m = test::run_text(kDoublePendulum, {"simulation.t_end=20", "initial.a=-1.2", "initial.b=0.4"});
+  REQUIRE(p.rec.t.size() == m.rec.t.size());
+  double worst = 0;
+  for (std::size_t k = 0; k < p.rec.t.size(); ++k)
+    for (std::size_t i = 0; i < 4; ++i) worst = std::max(worst, std::abs(p.rec.x[k][i] + m.rec.x[k][i]));
+  INFO("largest |x + mirror(x)| = " << worst);
+  CHECK(worst <= 1e-12);
+}
+
+TEST_CASE("user model: a pendulum held by a constraint gives the closed-form rod tension at the start") {
+  // A point mass on a rod of length l, in Cartesian coordinates, released at rest at angle a from the vertical:
+  // at rest the tension is m g cos(a); the multiplier lambda of C = x^2 + y^2 - l^2 gives the force G^T lambda =
+  // 2 lambda (x, y), so the tension is -2 lambda l.
+  const test::Run r = test::run_text(scenario("user_pendulum_constrained.toml"), {"simulation.t_end=1"});
+  REQUIRE(r.result.completed());
+  const Columns c(r.scenario);
+  const double lambda0 = c.at(r, 0, "lambda_rod");
+  const double cos_a = 0.8;  // x = 0.6, y = -0.8, l = 1
+  CHECK(-2 * lambda0 * 1.0 == doctest::Approx(1.0 * 9.81 * cos_a).epsilon(1e-9));
+  double worst = 0;
+  for (std::size_t k = 0; k < r.rec.t.size(); ++k) worst = std::max(worst, std::abs(c.at(r, k, "constraint_rod")));
+  CHECK(worst <= 1e-8);
+}
+
+namespace {
+
+/// Load `text` and expect an InputError whose message contains every one of `parts`.
+void expect_input_error(const std::string& text, const std::vector<std::string>& parts) {
+  try {
+    const Scenario sc = load_scenario_text(text, "bad.toml", {});
+    build_system(sc);
+    FAIL("no error for:\n" << text);
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const auto& p : parts) CHECK_MESSAGE(what.find(p) != std::string::npos, what << "\n  lacks: " << p);
+  }
+}
+
+std::string with_kinetic(const std::string& kinetic, const std::string& potential = "1/2*k*x^2",
+                         const std::string& more = "") {
+  return "model = \"lagrangian\"\n[parameters]\nm = 1.0\nk = 4.0\n[coordinates]\nx = \"m\"\n[lagrangian]\nkinetic = \"" +
+         kinetic + "\"\npotential = \"" + potential + "\"\n" + more;
+}
+
+}  // namespace
+
+TEST_CASE("user model: bad input inside expressions names file:line:column, the key and the position") {
+  // Syntax error: the column is that of the offending character inside the string on line 8.
+  expect_input_error(with_kinetic("1/2*m*der(x)^^2"), {"bad.toml:8:25", "lagrangian.kinetic", "character 14"});
+  // Unknown name with a suggestion.
+  expect_input_error(with_kinetic("1/2*mm*der(x)^2"), {"bad.toml:8:16", "unknown name 'mm'", "did you mean 'm'"});
+  // der() in the potential.
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "k*der(x)^2"), {"bad.toml:9:16", "der() is not allowed here"});
+  // A mass matrix singular at the start.
+  expect_input_error(with_kinetic("0*der(x)^2"), {"bad.toml:8", "mass matrix", "singular"});
+  // A coordinate that is also a parameter.
+  expect_input_error("model = \"lagrangian\"\n[parameters]\nx = 1.0\n[coordinates]\nx = \"m\"\n[lagrangian]\nkinetic = \"der(x)^2\"\n",
+                     {"bad.toml:5:5", "both a coordinate and a parameter"});
+  // A slip velocity that is not linear in the rates.
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "1/2*k*x^2",
+                                  "[contacts.c]\nslip_velocity = \"der(x)^2\"\nnormal_force = \"m\"\nfriction_coefficient = \"0.3\"\n"),
+                     {"bad.toml:11", "contacts.c.slip_velocity", "linear in the rates"});
+  // A constraint violated at the start names the residual.
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "0", "[constraints.wall]\nexpression = \"x - 1\"\n"),
+                     {"bad.toml:11", "constraint wall is violated", "residual -1"});
+  // An unknown function and a bad count of arguments.
+  expect_input_error(with_kinetic("1/2*m*dr(x)^2"), {"unknown function 'dr'", "did you mean 'der'"});
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "atan2(x)"), {"atan2() takes 2 arguments, not 1"});
+  // Unbalanced parentheses.
+  expect_input_error(with_kinetic("1/2*m*(der(x)^2"), {"missing ')'"});
+}
+
+TEST_CASE("user model: a missing compiler is an input error that says what to install, and writes no file") {
+  test::TempDir dir;
+  const std::string file = dir.file("m.toml", with_kinetic("1/2*m*der(x)^2") + "[simulation]\nt_end = 0.1\n");
+  std::string out;
+  const std::string env = "env XDG_CACHE_HOME=" + (dir.path / "cache").string() + " ROLLSIM_CXX=/nonexistent/c++ ";
+  const std::string cmd = env + ROLLSIM_BINARY + " run " + file + " -o " + (dir.path / "m.h5").string() + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const int status = pclose(p);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(out.find("install g++") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "m.h5"));
+}
+
+}  // namespace rollsim
