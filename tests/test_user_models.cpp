@@ -285,3 +285,82 @@ TEST_CASE("user model: a missing compiler is an input error that says what to in
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("user model: a sweep over a parameter and an initial value runs every point, each with its own values") {
+  // The period of small oscillations of the undamped carriage with pendulum does not matter here; what does: each
+  // point runs with its own spring constant and start (different energies), all points succeed, and the
+  // derivation is shared (the same compiled model) while the values differ.
+  test::TempDir dir;
+  const std::string text = scenario("user_carriage_pendulum.toml") +
+                           "\n[sweep]\nmode = \"grid\"\n\"parameters.k\" = [5.0, 10.0, 20.0]\n\"initial.phi\" = [0.1, 0.3]\n";
+  const std::string file = dir.file("sweep.toml", text);
+  const std::string out = (dir.path / "sweep.h5").string();
+  std::string log;
+  REQUIRE(test::run_binary("sweep " + file + " -o " + out + " --threads 2 -q --set simulation.t_end=1", log) == 0);
+  // The energy of each point is that of its start: V = 1/2 k x^2 - m g l cos(phi) with x = 0, T = 0.
+  const std::string py = "/usr/bin/python3 -c \"import h5py,numpy as n;f=h5py.File('" + out +
+                         "');p=f['sweep'];e=p['energy_initial'][:];phi=p['initial.phi'][:];"
+                         "print(int(f.attrs['n_ok']),float(n.max(abs(e-(-0.5*9.81*n.cos(phi))))))\"";
+  FILE* p = popen(py.c_str(), "r");
+  char buf[256] = {};
+  REQUIRE(std::fgets(buf, sizeof buf, p));
+  pclose(p);
+  int n_ok = 0;
+  double err = 1;
+  REQUIRE(std::sscanf(buf, "%d %lf", &n_ok, &err) == 2);
+  CHECK(n_ok == 6);
+  CHECK(err <= 1e-12);
+}
+
+}  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("user model: a block on a spring with Coulomb friction decays as the closed form says, and sticks") {
+  // m x'' + k x = -mu m g sgn(x'): each half period pi/omega is a half oscillation about the shifted equilibrium
+  // -+d (d = mu m g / k), so the turning points are x_n = (-1)^n (A0 - 2 n d) at t_n = n pi/omega, until the
+  // first |x_n| <= d, where the block sticks for good. With m = 1, k = 4 (omega = 2), mu g = 1 (d = 0.25),
+  // A0 = 1.9: x = -1.4, 0.9, -0.4, then -0.1 at t = 2 pi, sticking. Energy taken by friction: 1/2 k (A0^2 - 0.1^2).
+  const std::string text = R"toml(model = "lagrangian"
+[parameters]
+m = 1.0
+k = 4.0
+mu = 0.1
+g = 10.0
+[coordinates]
+x = "m"
+[lagrangian]
+kinetic = "1/2*m*der(x)^2"
+potential = "1/2*k*x^2"
+[contacts.floor]
+slip_velocity = "der(x)"
+normal_force = "m*g"
+friction_coefficient = "mu"
+[initial]
+x = 1.9
+[simulation]
+t_end = 10
+output_dt = 0.01
+)toml";
+  const test::Run r = test::run_text(text);
+  REQUIRE(r.result.completed());
+  const auto* sym = r.item("symbols");
+  REQUIRE(sym);
+  CHECK(sym->text == "-+-+0");
+  REQUIRE(r.rec.events.size() == 4);
+  const double pi = std::acos(-1.0);
+  const double expected_x[] = {-1.4, 0.9, -0.4, -0.1};
+  for (std::size_t n = 0; n < 4; ++n) {
+    CHECK(r.rec.events[n].t == doctest::Approx((n + 1) * pi / 2).epsilon(1e-9));
+    CHECK(r.rec.events[n].x[0] == doctest::Approx(expected_x[n]).epsilon(1e-8));
+  }
+  CHECK(r.rec.events[3].kind == "stick");
+  const Columns c(r.scenario);
+  const std::size_t last = r.rec.t.size() - 1;
+  CHECK(c.at(r, last, "x") == doctest::Approx(-0.1).epsilon(1e-8));
+  CHECK(c.at(r, last, "dissipated_friction") == doctest::Approx(0.5 * 4 * (1.9 * 1.9 - 0.01)).epsilon(1e-8));
+}
+
+}  // namespace rollsim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -755,6 +756,60 @@ const std::set<std::string>& reserved_names() {
   return r;
 }
 
+/// Every scenario text that defines the model's equations (not the parameter values or the start).
+std::string model_text_key(const Scenario& sc) {
+  std::string key;
+  for (const auto& [k, e] : sc.values) {
+    const bool defining = k.rfind("lagrangian.", 0) == 0 || k.rfind("bodies.", 0) == 0 || k.rfind("constraints.", 0) == 0 ||
+                          k.rfind("contacts.", 0) == 0 || k.rfind("outputs.", 0) == 0 || k.rfind("events.", 0) == 0 ||
+                          k.rfind("coordinates.", 0) == 0;
+    if (defining && std::holds_alternative<std::string>(e.value)) key += k + "=" + std::get<std::string>(e.value) + "\n";
+    if (k.rfind("parameters.", 0) == 0) key += k + "\n";
+  }
+  // The order of the coordinates and parameters (the file's) matters too.
+  for (const auto& s : {"coordinates", "parameters", "constraints", "outputs", "events"})
+    for (const auto& n : ordered(sc, s, s == std::string("coordinates") || s == std::string("parameters") ? "" : "x"))
+      key += std::string(s) + ":" + n + "\n";
+  return key;
+}
+
+struct DerivedModel {
+  std::shared_ptr<symbolic::CompiledKernels> lib;
+  symbolic::Derivation flags;  ///< without its kernels
+};
+
+/// The derivation and the compiled kernels of a model, derived once per process for each model text.
+DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel& m, const Scenario& sc) {
+  static std::mutex mutex;
+  static std::map<std::string, DerivedModel> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  DerivedModel out;
+  try {
+    out.flags = symbolic::derive(m);
+  } catch (const std::exception& e) {
+    throw InputError(sc.origin("model"), std::string("deriving the equations of motion failed: ") + e.what());
+  }
+  std::string source;
+  try {
+    source = symbolic::generate_source(out.flags.kernels, m.inputs());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(sc.origin("model"), std::string("the model uses an operation rollsim cannot compile: ") + e.what());
+  }
+  try {
+    out.lib = symbolic::CompiledKernels::load(source);
+  } catch (const symbolic::CompileError& e) {
+    throw InputError(sc.origin("model"), e.what());
+  }
+  out.flags.kernels.clear();
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, out);
+  return out;
+}
+
 std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
   auto c = std::make_shared<Compiled>();
   symbolic::LagrangeModel m;
@@ -868,23 +923,12 @@ std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
       if (taken.count(o.name)) sc.fail("outputs." + o.name + ".expression", "the output name '" + o.name + "' is taken by a built-in signal; choose another");
   }
 
-  symbolic::Derivation dv;
-  try {
-    dv = symbolic::derive(m);
-  } catch (const std::exception& e) {
-    throw InputError(sc.origin("model"), std::string("deriving the equations of motion failed: ") + e.what());
-  }
-  std::string source;
-  try {
-    source = symbolic::generate_source(dv.kernels, m.inputs());
-  } catch (const std::invalid_argument& e) {
-    throw InputError(sc.origin("model"), std::string("the model uses an operation rollsim cannot compile: ") + e.what());
-  }
-  try {
-    c->lib = symbolic::CompiledKernels::load(source);
-  } catch (const symbolic::CompileError& e) {
-    throw InputError(sc.origin("model"), e.what());
-  }
+  // The derivation and the compiled kernels depend on the model's text only, not on parameter values or the
+  // start: runs in one process (sweep points, growth runs) share them.
+  const std::string model_key = model_text_key(sc);
+  const DerivedModel dm = derived_model(model_key, m, sc);
+  c->lib = dm.lib;
+  const symbolic::Derivation& dv = dm.flags;
 
   const symbolic::InputLayout lay(m);
   c->n = m.n();
