@@ -19,11 +19,8 @@ struct KeysArgs {
   bool common = false;
 };
 
-/// The section of a key: the part before its first dot ("" for a top-level key such as `formulation`).
-std::string section_of(const std::string& path) {
-  const auto dot = path.find('.');
-  return dot == std::string::npos ? "" : path.substr(0, dot);
-}
+/// The section of a key: the part before its first dot, or a top-level key's own name (e.g. `formulation`).
+std::string section_of(const std::string& path) { return path.substr(0, path.find('.')); }
 
 int keys_command(const KeysArgs& a) {
   std::vector<KeySpec> keys;
@@ -68,7 +65,8 @@ void add_keys_command(CLI::App& app) {
       "keys", "The scenario keys of a model (type, unit, default, allowed values, meaning); without MODEL, the models");
   cmd->add_option("model", args->model, "model name, as in `model = \"...\"` of a scenario");
   cmd->add_option("--section", args->sections,
-                  "only the keys of this section, e.g. parameters, initial, events (repeatable)");
+                  "only the keys of this section, e.g. parameters, initial, events, or a top-level key such as formulation "
+                  "(repeatable)");
   cmd->add_flag("--markdown", args->markdown, "print a markdown table (as in scenarios/README.md)");
   cmd->add_flag("--common", args->common, "the keys every model shares instead of a model's");
   cmd->callback([args]() { throw CLI::RuntimeError(keys_command(*args)); });

@@ -306,26 +306,26 @@ const Parameters<Params>& parameters() {
   static const Parameters<Params> list{
       "rolling_disk parameters",
       {
-          param(&Params::mass, real_key("parameters.mass", "kg", "disk mass m (units = \"physical\")").positive())
+          param(&Params::mass, real_key("parameters.mass", "kg", "disk mass m (required with units = \"physical\")").positive())
               .unset_when_absent(),
           param(&Params::radius, real_key("parameters.radius", "m",
                                           "disk radius r (units = \"physical\"; needed with inertia)")
                                      .positive()),
           param(&Params::inertia,
                 real_key("parameters.inertia", "kg m^2",
-                         "moment of inertia J about the centre (units = \"physical\"; or give inertia_ratio)")
+                         "moment of inertia J about the centre (units = \"physical\"; give exactly one of inertia and inertia_ratio)")
                     .positive()),
           param(&Params::inertia_ratio,
                 real_key("parameters.inertia_ratio", "1",
-                         "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems)")
+                         "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems; required with units = \"dimensionless\")")
                     .positive())
               .unset_when_absent(),
           param(&Params::stiffness,
-                real_key("parameters.stiffness", "N/m", "spring stiffness k (units = \"physical\")").positive())
+                real_key("parameters.stiffness", "N/m", "spring stiffness k (required with units = \"physical\")").positive())
               .unset_when_absent(),
           param(&Params::friction_coefficient,
                 real_key("parameters.friction_coefficient", "1",
-                         "Coulomb friction coefficient mu (units = \"physical\")")
+                         "Coulomb friction coefficient mu (required with units = \"physical\")")
                     .positive())
               .unset_when_absent(),
           param(&Params::gravity, real_key("parameters.gravity", "m/s^2",

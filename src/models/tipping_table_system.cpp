@@ -397,10 +397,11 @@ const Parameters<Params>& parameters() {
                        [](const Params& p) { return thin_plate_inertia(p.table_mass, p.table_length); }),
           param(&Params::gravity,
                 real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").positive()),
-          param(&Params::table_torque, real_key("parameters.table_torque", "N m", "constant torque on the table")),
+          param(&Params::table_torque, real_key("parameters.table_torque", "N m",
+                                                      "constant torque on the table (the input of the linear analysis)")),
           param(&Params::friction_coefficient,
                 real_key("parameters.friction_coefficient", "1",
-                         "Coulomb friction coefficient mu; enables the slip_onset event")
+                         "Coulomb friction coefficient mu; enables the slip_onset event, |T_c| = mu N")
                     .positive()),
       }};
   return list;
@@ -410,10 +411,13 @@ const Parameters<InitialState>& initial_values() {
   static const Parameters<InitialState> list{
       "tipping_table initial values",
       {
-          element<InitialState>(0, real_key("initial.theta1", "rad", "table angle")),
-          element<InitialState>(1, real_key("initial.theta2", "rad", "wheel angle")),
-          element<InitialState>(2, real_key("initial.omega1", "rad/s", "table angular velocity")),
-          element<InitialState>(3, real_key("initial.omega2", "rad/s", "wheel angular velocity")),
+          element<InitialState>(0, real_key("initial.theta1", "rad",
+                                            "table angle; the wheel starts on the table, |s| < l/2, s = r (theta1 - theta2)")),
+          element<InitialState>(1, real_key("initial.theta2", "rad", "wheel angle (|s| < l/2 as for theta1)")),
+          element<InitialState>(2, real_key("initial.omega1", "rad/s",
+                                            "table angular velocity; the initial normal force must be positive")),
+          element<InitialState>(3, real_key("initial.omega2", "rad/s",
+                                            "wheel angular velocity; the initial normal force must be positive")),
       }};
   return list;
 }
