@@ -41,5 +41,6 @@ void add_linearize_command(CLI::App& app);
 void add_check_growth_command(CLI::App& app);
 void add_check_formulations_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_keys_command(CLI::App& app);
 
 }  // namespace rollsim::cli

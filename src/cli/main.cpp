@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   cli::add_check_growth_command(app);
   cli::add_check_formulations_command(app);
   cli::add_sweep_command(app);
+  cli::add_keys_command(app);
 
   try {
     app.parse(argc, argv);

@@ -221,23 +221,44 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
   double x0_[kMinimalStates];
 };
 
+}  // namespace
+
+const Parameters<Params>& parameters() {
+  static const Parameters<Params> list{
+      "carriage_pendulum parameters",
+      {
+          param(&Params::carriage_mass, real_key("parameters.carriage_mass", "kg", "carriage mass m_c").positive()),
+          param(&Params::bob_mass, real_key("parameters.bob_mass", "kg", "ball mass m").positive()),
+          param(&Params::rod_length, real_key("parameters.rod_length", "m", "rod length l").positive()),
+          param(&Params::spring_stiffness,
+                real_key("parameters.spring_stiffness", "N/m", "spring constant k").non_negative()),
+          param(&Params::gravity,
+                real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").non_negative()),
+          param(&Params::force, real_key("parameters.force", "N", "constant external force F on the carriage")),
+      }};
+  return list;
+}
+
+const Parameters<MinimalState>& initial_values() {
+  static const Parameters<MinimalState> list{
+      "carriage_pendulum initial values",
+      {
+          element<MinimalState>(0, real_key("initial.x", "m", "carriage position")),
+          element<MinimalState>(1, real_key("initial.phi", "rad", "rod angle from the downward vertical")),
+          element<MinimalState>(2, real_key("initial.x_dot", "m/s", "carriage velocity")),
+          element<MinimalState>(3, real_key("initial.phi_dot", "rad/s", "rod angular velocity")),
+      }};
+  return list;
+}
+
+namespace {
+
 std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
-  const Params d;
   const auto f = raw.find("formulation");
   const bool dae = f == raw.end() || f->second == "dae";
-  std::vector<KeySpec> v{
-      real_key("parameters.carriage_mass", "kg", "carriage mass m_c").with_default(d.carriage_mass).positive(),
-      real_key("parameters.bob_mass", "kg", "ball mass m").with_default(d.bob_mass).positive(),
-      real_key("parameters.rod_length", "m", "rod length l").with_default(d.rod_length).positive(),
-      real_key("parameters.spring_stiffness", "N/m", "spring constant k")
-          .with_default(d.spring_stiffness)
-          .non_negative(),
-      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").with_default(d.gravity).non_negative(),
-      real_key("parameters.force", "N", "constant external force F on the carriage").with_default(d.force),
-      real_key("initial.x", "m", "carriage position").with_default(0.0),
-      real_key("initial.phi", "rad", "rod angle from the downward vertical").with_default(0.0),
-      real_key("initial.x_dot", "m/s", "carriage velocity").with_default(0.0),
-      real_key("initial.phi_dot", "rad/s", "rod angular velocity").with_default(0.0),
+  std::vector<KeySpec> v = parameters().keys();
+  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
+  for (auto& k : std::vector<KeySpec>{
       real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0")
           .with_default(DaeOptions{}.stabilization_rate)
           .non_negative(),
@@ -246,7 +267,8 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
       string_key("events.rod_slack", "record", {"stop", "record"},
                  "when the rod tension falls through zero: stop the run, or only record the event"),
       string_key("title", "", {}, "a title for plots and reports"),
-  };
+  })
+    v.push_back(std::move(k));
   if (dae) v.push_back(string_key("solver.method", "bdf", {"bdf"}, "IDA integrates with variable-order BDF (the only choice)"));
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
@@ -281,20 +303,13 @@ ModelEntry model_entry() {
   e.description = "carriage on a spring with a pendulum (exercise 4:14), body coordinates with a rod constraint";
   e.schema = schema;
   e.make_system = [](const Scenario& sc) {
-    Params p;
-    p.carriage_mass = sc.real("parameters.carriage_mass");
-    p.bob_mass = sc.real("parameters.bob_mass");
-    p.rod_length = sc.real("parameters.rod_length");
-    p.spring_stiffness = sc.real("parameters.spring_stiffness");
-    p.gravity = sc.real("parameters.gravity");
-    p.force = sc.real("parameters.force");
-    const double mn[4] = {sc.real("initial.x"), sc.real("initial.phi"), sc.real("initial.x_dot"),
-                          sc.real("initial.phi_dot")};
+    const Params p = parameters().read(sc);
+    const MinimalState mn = initial_values().read(sc);
     const bool stop = sc.string("events.rod_slack") == "stop";
-    if (sc.string("formulation") == "ode") return make_minimal_system(p, mn, stop);
+    if (sc.string("formulation") == "ode") return make_minimal_system(p, mn.data(), stop);
     DaeOptions o;
     o.stabilization_rate = sc.real("dae.stabilization_rate");
-    return make_system(p, mn, o, stop);
+    return make_system(p, mn.data(), o, stop);
   };
   return e;
 }

@@ -108,14 +108,34 @@ class RelaySystem final : public FilippovSystem {
   Signals states_, outputs_;
 };
 
+}  // namespace
+
+const Parameters<Params>& parameters() {
+  static const Parameters<Params> list{
+      "relay_feedback parameters",
+      {
+          param(&Params::A, real_list_key("parameters.A", "", "system matrix A, n*n numbers, row by row").required()),
+          param(&Params::B, real_list_key("parameters.B", "", "input vector B, n numbers").required()),
+          param(&Params::C,
+                real_list_key("parameters.C", "", "output vector C, n numbers; the relay switches on C x = 0").required()),
+      }};
+  return list;
+}
+
+const Parameters<InitialValues>& initial_values() {
+  static const Parameters<InitialValues> list{
+      "relay_feedback initial values",
+      {param(&InitialValues::x, real_list_key("initial.x", "", "initial state, n numbers").required())}};
+  return list;
+}
+
+namespace {
+
 std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
-  return {
-      real_list_key("parameters.A", "", "system matrix A, n*n numbers, row by row").required(),
-      real_list_key("parameters.B", "", "input vector B, n numbers").required(),
-      real_list_key("parameters.C", "", "output vector C, n numbers; the relay switches on C x = 0").required(),
-      real_list_key("initial.x", "", "initial state, n numbers").required(),
-      string_key("title", "", {}, "a title for plots and reports"),
-  };
+  std::vector<KeySpec> v = parameters().keys();
+  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
+  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  return v;
 }
 
 std::string list_text(const std::vector<double>& v) {
@@ -127,13 +147,10 @@ std::string list_text(const std::vector<double>& v) {
 }
 
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
-  Params p;
-  p.C = sc.real_list("parameters.C");
+  Params p = parameters().read(sc);
   p.n = static_cast<int>(p.C.size());
   const auto n = p.C.size();
-  p.A = sc.real_list("parameters.A");
-  p.B = sc.real_list("parameters.B");
-  const auto x0 = sc.real_list("initial.x");
+  const auto x0 = initial_values().read(sc).x;
   if (n == 0) sc.fail("parameters.C", "parameters.C must not be empty");
   if (p.A.size() != n * n)
     sc.fail("parameters.A", "parameters.A holds " + std::to_string(p.A.size()) + " numbers; n*n = " + std::to_string(n * n) +

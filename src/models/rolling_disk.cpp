@@ -300,27 +300,67 @@ const std::vector<std::string>& dimensionless_only() {
   return v;
 }
 
+}  // namespace
+
+const Parameters<Params>& parameters() {
+  static const Parameters<Params> list{
+      "rolling_disk parameters",
+      {
+          param(&Params::mass, real_key("parameters.mass", "kg", "disk mass m (required with units = \"physical\")").positive())
+              .unset_when_absent(),
+          param(&Params::radius, real_key("parameters.radius", "m",
+                                          "disk radius r (units = \"physical\"; needed with inertia)")
+                                     .positive()),
+          param(&Params::inertia,
+                real_key("parameters.inertia", "kg m^2",
+                         "moment of inertia J about the centre (units = \"physical\"; give exactly one of inertia and inertia_ratio)")
+                    .positive()),
+          param(&Params::inertia_ratio,
+                real_key("parameters.inertia_ratio", "1",
+                         "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems; required with units = \"dimensionless\")")
+                    .positive())
+              .unset_when_absent(),
+          param(&Params::stiffness,
+                real_key("parameters.stiffness", "N/m", "spring stiffness k (required with units = \"physical\")").positive())
+              .unset_when_absent(),
+          param(&Params::friction_coefficient,
+                real_key("parameters.friction_coefficient", "1",
+                         "Coulomb friction coefficient mu (required with units = \"physical\")")
+                    .positive())
+              .unset_when_absent(),
+          param(&Params::gravity, real_key("parameters.gravity", "m/s^2",
+                                           "gravitational acceleration g (units = \"physical\"; default {default})")
+                                      .positive())
+              .keep_when_absent(),
+      }};
+  return list;
+}
+
+const Parameters<InitialValues>& initial_values() {
+  auto value = [](double InitialValues::*m, const char* name, const char* unit, const char* what) {
+    return param(m, real_key(std::string("initial.") + name, unit, what)).keep_when_absent();
+  };
+  static const Parameters<InitialValues> list{
+      "rolling_disk initial values",
+      {
+          value(&InitialValues::u, "u", "m", "displacement of the centre (units = \"physical\"; default {default})"),
+          value(&InitialValues::v, "v", "m/s", "velocity of the centre (units = \"physical\"; default {default})"),
+          value(&InitialValues::w, "w", "m/s",
+                "velocity of the contact point (units = \"physical\"; default {default})"),
+          value(&InitialValues::x, "x", "1", "u/U (units = \"dimensionless\"; default {default})"),
+          value(&InitialValues::y, "y", "1", "v/(U Omega0) (units = \"dimensionless\"; default {default})"),
+          value(&InitialValues::z, "z", "1", "w/(U Omega0) (units = \"dimensionless\"; default {default})"),
+      }};
+  return list;
+}
+
+namespace {
+
 /// Every key of both unit systems is in the schema (optional, no default); make_system checks that the
 /// given keys belong to the unit system `units` selects, so that a key of the other set gets a message saying so.
 std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
-  std::vector<KeySpec> v{
-      real_key("parameters.mass", "kg", "disk mass m (units = \"physical\")").positive(),
-      real_key("parameters.radius", "m", "disk radius r (units = \"physical\"; needed with inertia)").positive(),
-      real_key("parameters.inertia", "kg m^2",
-               "moment of inertia J about the centre (units = \"physical\"; or give inertia_ratio)").positive(),
-      real_key("parameters.inertia_ratio", "1", "j = J/(m r^2): 0.5 solid disk, 1 ring (both unit systems)").positive(),
-      real_key("parameters.stiffness", "N/m", "spring stiffness k (units = \"physical\")").positive(),
-      real_key("parameters.friction_coefficient", "1", "Coulomb friction coefficient mu (units = \"physical\")")
-          .positive(),
-      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g (units = \"physical\"; default 9.81)")
-          .positive(),
-      real_key("initial.u", "m", "displacement of the centre (units = \"physical\"; default 0)"),
-      real_key("initial.v", "m/s", "velocity of the centre (units = \"physical\"; default 0)"),
-      real_key("initial.w", "m/s", "velocity of the contact point (units = \"physical\"; default 0)"),
-      real_key("initial.x", "1", "u/U (units = \"dimensionless\"; default 0)"),
-      real_key("initial.y", "1", "v/(U Omega0) (units = \"dimensionless\"; default 0)"),
-      real_key("initial.z", "1", "w/(U Omega0) (units = \"dimensionless\"; default 0)"),
-  };
+  std::vector<KeySpec> v = parameters().keys();
+  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
   v.push_back(string_key("units", "physical", {"physical", "dimensionless"},
                          "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t"));
   v.push_back(string_key("solver.method", "adams", {"adams", "bdf", "erk", "exact"},
@@ -335,12 +375,11 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   return v;
 }
 
-double get_or(const Scenario& sc, const std::string& key, double def) { return sc.has(key) ? sc.real(key) : def; }
-
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
   const std::string units = sc.string("units");
   const std::string where = sc.is_default("units") ? "model" : "units";
-  Params p;
+  Params p = parameters().read(sc);
+  const InitialValues given = initial_values().read(sc);
   double q0[3];
   if (units == "dimensionless") {
     for (const auto& k : physical_only())
@@ -350,10 +389,9 @@ std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
     if (!sc.has("parameters.inertia_ratio"))
       sc.fail(where, "units = \"dimensionless\" requires parameters.inertia_ratio (j = J/(m r^2))");
     p.physical = false;
-    p.inertia_ratio = sc.real("parameters.inertia_ratio");
-    q0[kX] = get_or(sc, "initial.x", 0);
-    q0[kY] = get_or(sc, "initial.y", 0);
-    q0[kZ] = get_or(sc, "initial.z", 0);
+    q0[kX] = given.x;
+    q0[kY] = given.y;
+    q0[kZ] = given.z;
   } else {
     for (const auto& k : dimensionless_only())
       if (sc.has(k))
@@ -367,18 +405,11 @@ std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
               "give exactly one of parameters.inertia and parameters.inertia_ratio, not both");
     if (!has_j && !has_J) sc.fail(where, "units = \"physical\" requires parameters.inertia or parameters.inertia_ratio");
     p.physical = true;
-    p.mass = sc.real("parameters.mass");
-    p.stiffness = sc.real("parameters.stiffness");
-    p.friction_coefficient = sc.real("parameters.friction_coefficient");
-    p.gravity = get_or(sc, "parameters.gravity", 9.81);
     if (has_J) {
-      if (!sc.has("parameters.radius")) sc.fail("parameters.inertia", "parameters.inertia needs parameters.radius");
-      const double r = sc.real("parameters.radius");
-      p.inertia_ratio = sc.real("parameters.inertia") / (p.mass * r * r);
-    } else {
-      p.inertia_ratio = sc.real("parameters.inertia_ratio");
+      if (!p.radius) sc.fail("parameters.inertia", "parameters.inertia needs parameters.radius");
+      p.inertia_ratio = *p.inertia / (p.mass * *p.radius * *p.radius);
     }
-    to_dimensionless(p, get_or(sc, "initial.u", 0), get_or(sc, "initial.v", 0), get_or(sc, "initial.w", 0), q0);
+    to_dimensionless(p, given.u, given.v, given.w, q0);
   }
   return make_system(p, q0);
 }

@@ -360,38 +360,8 @@ class TableSystem final : public HybridSystem, public Linearizable {
 };
 
 std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
-  std::vector<KeySpec> v{
-      real_key("parameters.wheel_mass", "kg", "wheel mass m_w").with_default(1.0).positive(),
-      real_key("parameters.wheel_radius", "m", "wheel radius r").with_default(0.25).positive(),
-      real_key("parameters.wheel_inertia", "kg m^2",
-               "wheel inertia about its centre; default 1/2 wheel_mass wheel_radius^2 (uniform disk)")
-          .positive()
-          .derived([](const Scenario& sc) -> Value {
-            const double r = sc.real("parameters.wheel_radius");
-            return 0.5 * sc.real("parameters.wheel_mass") * r * r;
-          }),
-      real_key("parameters.table_mass", "kg", "table mass (sets the default table_inertia)")
-          .with_default(1.0)
-          .positive(),
-      real_key("parameters.table_length", "m", "table length l; the wheel leaves at |s| = l/2")
-          .with_default(1.0)
-          .positive(),
-      real_key("parameters.table_inertia", "kg m^2",
-               "table inertia about the pivot; default 1/12 table_mass table_length^2 (thin plate)")
-          .positive()
-          .derived([](const Scenario& sc) -> Value {
-            const double l = sc.real("parameters.table_length");
-            return sc.real("parameters.table_mass") * l * l / 12.0;
-          }),
-      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").with_default(9.81).positive(),
-      real_key("parameters.table_torque", "N m", "constant torque on the table").with_default(0.0),
-      real_key("parameters.friction_coefficient", "1", "Coulomb friction coefficient mu; enables the slip_onset event")
-          .positive(),
-      real_key("initial.theta1", "rad", "table angle").with_default(0.0),
-      real_key("initial.theta2", "rad", "wheel angle").with_default(0.0),
-      real_key("initial.omega1", "rad/s", "table angular velocity").with_default(0.0),
-      real_key("initial.omega2", "rad/s", "wheel angular velocity").with_default(0.0),
-  };
+  std::vector<KeySpec> v = parameters().keys();
+  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
   for (const auto& [name, def] : {std::pair<std::string, std::string>{"table_edge", "stop"},
                                   {"lift_off", "stop"},
                                   {"slip_onset", "record"}})
@@ -405,25 +375,58 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
 
 }  // namespace
 
-Params params_from(const Scenario& sc) {
-  Params p;
-  p.wheel_mass = sc.real("parameters.wheel_mass");
-  p.wheel_radius = sc.real("parameters.wheel_radius");
-  p.wheel_inertia = sc.real("parameters.wheel_inertia");  // given, or derived by the schema's rule
-  p.table_mass = sc.real("parameters.table_mass");
-  p.table_length = sc.real("parameters.table_length");
-  p.table_inertia = sc.real("parameters.table_inertia");
-  p.gravity = sc.real("parameters.gravity");
-  p.table_torque = sc.real("parameters.table_torque");
-  p.friction_coefficient = sc.optional_real("parameters.friction_coefficient");
-  return p;
+const Parameters<Params>& parameters() {
+  static const Parameters<Params> list{
+      "tipping_table parameters",
+      {
+          param(&Params::wheel_mass, real_key("parameters.wheel_mass", "kg", "wheel mass m_w").positive()),
+          param(&Params::wheel_radius, real_key("parameters.wheel_radius", "m", "wheel radius r").positive()),
+          param(&Params::wheel_inertia, real_key("parameters.wheel_inertia", "kg m^2",
+                                                 "wheel inertia about its centre; default {default} (uniform disk)")
+                                            .positive())
+              .derived("1/2 wheel_mass wheel_radius^2",
+                       [](const Params& p) { return uniform_disk_inertia(p.wheel_mass, p.wheel_radius); }),
+          param(&Params::table_mass,
+                real_key("parameters.table_mass", "kg", "table mass (sets the default table_inertia)").positive()),
+          param(&Params::table_length,
+                real_key("parameters.table_length", "m", "table length l; the wheel leaves at |s| = l/2").positive()),
+          param(&Params::table_inertia, real_key("parameters.table_inertia", "kg m^2",
+                                                 "table inertia about the pivot; default {default} (thin plate)")
+                                            .positive())
+              .derived("1/12 table_mass table_length^2",
+                       [](const Params& p) { return thin_plate_inertia(p.table_mass, p.table_length); }),
+          param(&Params::gravity,
+                real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").positive()),
+          param(&Params::table_torque, real_key("parameters.table_torque", "N m",
+                                                      "constant torque on the table (the input of the linear analysis)")),
+          param(&Params::friction_coefficient,
+                real_key("parameters.friction_coefficient", "1",
+                         "Coulomb friction coefficient mu; enables the slip_onset event, |T_c| = mu N")
+                    .positive()),
+      }};
+  return list;
 }
 
+const Parameters<InitialState>& initial_values() {
+  static const Parameters<InitialState> list{
+      "tipping_table initial values",
+      {
+          element<InitialState>(0, real_key("initial.theta1", "rad",
+                                            "table angle; the wheel starts on the table, |s| < l/2, s = r (theta1 - theta2)")),
+          element<InitialState>(1, real_key("initial.theta2", "rad", "wheel angle (|s| < l/2 as for theta1)")),
+          element<InitialState>(2, real_key("initial.omega1", "rad/s",
+                                            "table angular velocity; the initial normal force must be positive")),
+          element<InitialState>(3, real_key("initial.omega2", "rad/s",
+                                            "wheel angular velocity; the initial normal force must be positive")),
+      }};
+  return list;
+}
+
+Params params_from(const Scenario& sc) { return parameters().read(sc); }
+
 void initial_from(const Scenario& sc, const Params& p, double* x0) {
-  x0[0] = sc.real("initial.theta1");
-  x0[1] = sc.real("initial.theta2");
-  x0[2] = sc.real("initial.omega1");
-  x0[3] = sc.real("initial.omega2");
+  const InitialState given = initial_values().read(sc);
+  std::copy(given.begin(), given.end(), x0);
   const double s = contact_position(p, x0);
   if (std::abs(s) >= 0.5 * p.table_length) {
     std::ostringstream os;

@@ -222,17 +222,6 @@ struct Loader {
   }
 };
 
-void check_number(const KeySpec& spec, double v, const Origin& where, const std::string& text) {
-  if (!std::isfinite(v))
-    throw InputError(where, spec.path + " = " + text + " is not a finite number; allowed range " + spec.range_text() +
-                                (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
-  const bool below = spec.lo_open ? !(v > spec.lo) : !(v >= spec.lo);
-  const bool above = spec.hi_open ? !(v < spec.hi) : !(v <= spec.hi);
-  if (below || above)
-    throw InputError(where, spec.path + " = " + text + " is out of range; allowed range " + spec.range_text() +
-                                (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
-}
-
 /// A TOML integer or float as a double; nothing for any other node.
 std::optional<double> number_of(const toml::node& n) {
   if (auto i = n.as_integer()) return static_cast<double>(i->get());
@@ -263,7 +252,7 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
                                      " (" + node_text(item) + ")");
           KeySpec named = spec;
           named.path = spec.path + "." + shown(name);
-          check_number(named, *v, at, node_text(item));
+          check_key_value(named, *v, at, node_text(item));
           e.strings.push_back(name);
           e.list.push_back(*v);
           e.item_origins.push_back(at);
@@ -276,14 +265,14 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
         throw InputError(where, spec.path + " must be a number or a table { name = number, ... }, not " +
                                     node_type_name(n) + " (" + text + ")");
       if (!v) throw wrong_type();
-      check_number(spec, *v, where, text);
+      check_key_value(spec, *v, where, text);
       e.value = *v;
       break;
     }
     case Kind::Integer: {
       auto i = n.as_integer();
       if (!i) throw wrong_type();
-      check_number(spec, static_cast<double>(i->get()), where, text);
+      check_key_value(spec, static_cast<double>(i->get()), where, text);
       e.value = static_cast<long long>(i->get());
       break;
     }
@@ -312,7 +301,7 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
       for (const auto& item : *a) {
         const auto v = number_of(item);
         if (!v) throw InputError(where, spec.path + " must be an array of numbers; it holds " + node_type_name(item));
-        check_number(spec, *v, where, node_text(item));
+        check_key_value(spec, *v, where, node_text(item));
         e.list.push_back(*v);
       }
       e.value = static_cast<long long>(e.list.size());
@@ -341,6 +330,17 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
 }
 
 }  // namespace
+
+void check_key_value(const KeySpec& spec, double v, const Origin& where, const std::string& text) {
+  if (!std::isfinite(v))
+    throw InputError(where, spec.path + " = " + text + " is not a finite number; allowed range " + spec.range_text() +
+                                (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
+  const bool below = spec.lo_open ? !(v > spec.lo) : !(v >= spec.lo);
+  const bool above = spec.hi_open ? !(v < spec.hi) : !(v <= spec.hi);
+  if (below || above)
+    throw InputError(where, spec.path + " = " + text + " is out of range; allowed range " + spec.range_text() +
+                                (spec.unit.empty() ? "" : " [" + spec.unit + "]"));
+}
 
 std::string to_string(const Value& v) {
   return std::visit(

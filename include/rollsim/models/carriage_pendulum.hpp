@@ -14,11 +14,13 @@
 ///   M [x'', phi'']^T = [F - k x + m l phi'^2 sin phi, -m g l sin phi]^T.
 /// `formulation = "ode"` integrates this minimal form on CVODE (state [x, phi, x', phi']); it is the form
 /// `rollsim linearize` and `rollsim check growth` use. `formulation = "dae"` (the default) is the body form.
+#include <array>
 #include <cmath>
 #include <memory>
 
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
+#include "rollsim/scenario/parameters.hpp"
 
 namespace rollsim::carriage_pendulum {
 
@@ -139,6 +141,15 @@ std::unique_ptr<HybridSystem> make_system(const Params& p, const double* minimal
 
 /// The minimal form on CVODE (formulation = "ode"), linearisable. \param minimal0 as for make_system.
 std::unique_ptr<HybridSystem> make_minimal_system(const Params& p, const double* minimal0, bool stop_at_slack);
+
+/// The minimal state [x m, phi rad, x' m/s, phi' rad/s], as the [initial] keys give it.
+using MinimalState = std::array<double, kMinimalStates>;
+
+/// The [parameters] keys, each declared once and bound to its member of Params (whose initializers are the
+/// defaults): the schema, the reader and typed access by name come from these.
+const Parameters<Params>& parameters();
+/// The [initial] keys, bound to the elements of the minimal state.
+const Parameters<MinimalState>& initial_values();
 
 ModelEntry model_entry();
 

@@ -9,6 +9,7 @@
 
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
+#include "rollsim/scenario/parameters.hpp"
 
 namespace rollsim::relay_feedback {
 
@@ -18,6 +19,16 @@ struct Params {
   std::vector<double> B;  ///< n
   std::vector<double> C;  ///< n
 };
+
+/// The [initial] value: x(0), n numbers.
+struct InitialValues {
+  std::vector<double> x;
+};
+
+/// The [parameters] keys A, B, C (required lists; n is the length of C), declared once and bound to Params.
+const Parameters<Params>& parameters();
+/// The [initial] key x.
+const Parameters<InitialValues>& initial_values();
 
 /// The third-order family A = [[-(2ζω+λ), 1, 0], [-(2ζωλ+ω²), 0, 1], [-λω², 0, 0]], B = (1, -2s, 1), C = (1, 0, 0).
 Params third_order(double zeta, double omega, double lambda, double s);

@@ -10,11 +10,13 @@
 /// μ m g. The state vector is (x, y, z, dissipated_energy); in physical units time is t [s] and the
 /// dissipated energy is in J (the fields are multiplied by Ω0, the dissipation also by E*).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
+#include "rollsim/scenario/parameters.hpp"
 
 namespace rollsim::rolling_disk {
 
@@ -22,7 +24,21 @@ struct Params {
   double inertia_ratio = 0.5;  ///< j = J/(m r²), > 0
   bool physical = false;       ///< time in s and energies in J (true), or τ and E* units (false)
   double mass = 1, stiffness = 1, friction_coefficient = 1, gravity = 9.81;  ///< kg, N/m, 1, m/s² (physical)
+  /// Physical input only: J [kg m²] and r [m] given instead of inertia_ratio (j = J/(m r²)).
+  std::optional<double> inertia, radius;
 };
+
+/// The [initial] values: u [m], v [m/s], w [m/s] (units = "physical") or x, y, z (units = "dimensionless").
+struct InitialValues {
+  double u = 0, v = 0, w = 0, x = 0, y = 0, z = 0;
+};
+
+/// The [parameters] keys, each declared once and bound to its member of Params: the schema, the reader and
+/// typed access by name come from these. They belong to one unit system or both (see the descriptions); the
+/// model checks which were given.
+const Parameters<Params>& parameters();
+/// The [initial] keys, bound to InitialValues (absent ones keep its zeros).
+const Parameters<InitialValues>& initial_values();
 
 /// The scales of the nondimensionalisation (all 1 when !p.physical).
 struct Scales {

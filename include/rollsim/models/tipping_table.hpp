@@ -11,14 +11,20 @@
 
 namespace rollsim::tipping_table {
 
+/// Inertia of a uniform disk about its centre, 1/2 m r^2 [kg m^2] (the default wheel inertia).
+inline double uniform_disk_inertia(double mass, double radius) { return 0.5 * mass * radius * radius; }
+/// Inertia of a thin plate about its middle, 1/12 m l^2 [kg m^2] (the default table inertia).
+inline double thin_plate_inertia(double mass, double length) { return mass * length * length / 12.0; }
+
 /// Physical parameters; the defaults are the IFToMM benchmark (uniform disk wheel, thin square plate table).
+/// These initializers are the defaults of the scenario keys (parameters() in tipping_table_system.hpp).
 struct Params {
   double wheel_mass = 1.0;            ///< m_w [kg]
   double wheel_radius = 0.25;         ///< r [m]
-  double wheel_inertia = 0.03125;     ///< J_w about the wheel centre [kg m^2] (1/2 m r^2)
+  double wheel_inertia = uniform_disk_inertia(wheel_mass, wheel_radius);  ///< J_w about the wheel centre [kg m^2]
   double table_mass = 1.0;            ///< [kg]; enters only through table_inertia
   double table_length = 1.0;          ///< l [m]
-  double table_inertia = 1.0 / 12.0;  ///< I_t about the pivot [kg m^2] (1/12 m l^2)
+  double table_inertia = thin_plate_inertia(table_mass, table_length);  ///< I_t about the pivot [kg m^2]
   double gravity = 9.81;              ///< g [m/s^2]
   double table_torque = 0.0;          ///< constant torque on the table [N m], positive increases theta1
   std::optional<double> friction_coefficient;  ///< mu [-]; only the slip_onset witness uses it

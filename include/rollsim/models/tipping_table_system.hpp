@@ -6,6 +6,7 @@
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
 #include "rollsim/models/tipping_table.hpp"
+#include "rollsim/scenario/parameters.hpp"
 
 namespace rollsim::tipping_table {
 
@@ -15,6 +16,15 @@ struct EventActions {
   bool stop_at_lift_off = true;
   bool stop_at_slip_onset = false;
 };
+
+/// The initial state [theta1, theta2, omega1, omega2].
+using InitialState = std::array<double, kStates>;
+
+/// The [parameters] keys, each declared once and bound to its member of Params: the schema, the reader and
+/// typed access by name (parameters().set(p, "wheel_mass", 2.0)) come from these.
+const Parameters<Params>& parameters();
+/// The [initial] keys, bound to the elements of the initial state.
+const Parameters<InitialState>& initial_values();
 
 /// Parameters and initial state read from a validated scenario (throws InputError on inconsistent values).
 Params params_from(const Scenario& sc);

@@ -40,8 +40,15 @@ struct KeySpec {
   /// A default derived from other values (e.g. an inertia from a mass and a length), computed when the key is
   /// absent, after every other key is resolved; it appears in resolved_text like any value.
   std::function<Value(const Scenario&)> derive;
+  /// The default as key tables show it where `def` cannot: a derived rule's text ("1/2 wheel_mass
+  /// wheel_radius^2"), or the value a model takes for an absent key that has no schema default.
+  std::string default_text;
   std::string range_text() const;    ///< e.g. "(0, inf)" or one of "bdf", "adams"
 };
+
+/// Throws InputError at `where` unless v is a finite number in the key's range, with the message every scenario
+/// value gets ("<path> = <text> is out of range; allowed range (0, inf) [kg]"); `text` is v as written.
+void check_key_value(const KeySpec& spec, double v, const Origin& where, const std::string& text);
 
 /// Builds a KeySpec: start from real_key, integer_key, string_key, real_list_key or string_list_key, chain
 /// the modifiers, and let it convert to a KeySpec, e.g.
