@@ -15,6 +15,7 @@
   X(carriage_pendulum)    \
   X(rolling_disk)         \
   X(relay_feedback)       \
+  X(double_pendulum)      \
   /* end of the list: each line above ends in a backslash */
 
 namespace rollsim {
