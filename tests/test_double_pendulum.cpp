@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <sstream>
@@ -21,12 +22,21 @@ using double_pendulum::Params;
 
 namespace {
 
-/// The squared small-angle frequencies from det(K - w^2 M) = 0 with M = [[(m1+m2) l1^2, m2 l1 l2],
-/// [m2 l1 l2, m2 l2^2]] and K = diag((m1+m2) g l1, m2 g l2): (AC - B^2) w^4 - (Ka C + Kc A) w^2 + Ka Kc = 0.
+/// The small-angle mass and stiffness matrices M = [[A, B], [B, C]] = [[(m1+m2) l1^2, m2 l1 l2],
+/// [m2 l1 l2, m2 l2^2]] and K = diag(Ka, Kc) = diag((m1+m2) g l1, m2 g l2), from the energies T and V.
+struct Matrices {
+  double A, B, C, Ka, Kc;
+  explicit Matrices(const Params& p)
+      : A((p.mass1 + p.mass2) * p.length1 * p.length1),
+        B(p.mass2 * p.length1 * p.length2),
+        C(p.mass2 * p.length2 * p.length2),
+        Ka((p.mass1 + p.mass2) * p.gravity * p.length1),
+        Kc(p.mass2 * p.gravity * p.length2) {}
+};
+
+/// The squared small-angle frequencies from det(K - w^2 M) = 0: (AC - B^2) w^4 - (Ka C + Kc A) w^2 + Ka Kc = 0.
 std::array<double, 2> mode_frequencies_squared(const Params& p) {
-  const double A = (p.mass1 + p.mass2) * p.length1 * p.length1, B = p.mass2 * p.length1 * p.length2,
-               C = p.mass2 * p.length2 * p.length2;
-  const double Ka = (p.mass1 + p.mass2) * p.gravity * p.length1, Kc = p.mass2 * p.gravity * p.length2;
+  const auto [A, B, C, Ka, Kc] = Matrices(p);
   const double a = A * C - B * B, b = -(Ka * C + Kc * A), c = Ka * Kc;
   const double disc = std::sqrt(b * b - 4 * a * c);
   return {(-b - disc) / (2 * a), (-b + disc) / (2 * a)};
@@ -139,9 +149,7 @@ TEST_CASE("double pendulum: damped eigenvalues are roots of det(s^2 M + s C + K)
   p.damping1 = 0.4;
   p.damping2 = 0.25;
   // M, K as above; the Rayleigh function 1/2 c1 w1^2 + 1/2 c2 (w2 - w1)^2 gives C = [[c1 + c2, -c2], [-c2, c2]].
-  const double A = (p.mass1 + p.mass2) * p.length1 * p.length1, B = p.mass2 * p.length1 * p.length2,
-               Cm = p.mass2 * p.length2 * p.length2;
-  const double Ka = (p.mass1 + p.mass2) * p.gravity * p.length1, Kc = p.mass2 * p.gravity * p.length2;
+  const auto [A, B, Cm, Ka, Kc] = Matrices(p);
   int oscillatory = 0;
   for (const auto& s : eigenvalues_at_rest(p)) {
     if (std::abs(s) < 1e-12) continue;  // the dissipated energy's integrator
