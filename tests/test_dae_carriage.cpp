@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "rollsim/app/formulations.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/models/carriage_pendulum.hpp"
 #include "rollsim/solve/simulate.hpp"
 
@@ -157,4 +158,30 @@ TEST_CASE("carriage pendulum: the minimal form (formulation = ode) agrees with t
     CHECK(fc.comparison.max_state < 1e-7);
     CHECK(fc.comparison.max_force < 1e-6);
   }
+}
+
+TEST_CASE("carriage pendulum: every minimal-form output is a body-form output with the same value, by name") {
+  Params p;
+  p.force = 0.7;
+  const double mn0[4] = {0.1, 0.3, -0.2, 0.5};
+  auto ode = carriage_pendulum::make_minimal_system(p, mn0, false);
+  auto dae = carriage_pendulum::make_system(p, mn0, carriage_pendulum::DaeOptions{}, false);
+  const Signals &oo = ode->outputs(), &od = dae->outputs();
+  // Another state than the start, so that input_work is not 0: the body state with a consistent multiplier.
+  const double mn[4] = {0.25, -0.6, 0.4, 1.3};
+  std::vector<double> xb(dae->size()), yo(oo.size()), yd(od.size());
+  carriage_pendulum::body_state(p, carriage_pendulum::DaeOptions{}, mn, xb.data());
+  ode->compute_outputs(0, mn, 0, yo.data());
+  dae->compute_outputs(0, xb.data(), 0, yd.data());
+  for (std::size_t i = 0; i < oo.size(); ++i) {
+    CAPTURE(oo[i].name);
+    const std::size_t j = signal_index(od, oo[i].name, "body form");
+    CHECK(od[j].unit == oo[i].unit);
+    CHECK(yd[j] == doctest::Approx(yo[i]).epsilon(1e-12).scale(1.0));
+  }
+  CHECK(yo[signal_index(oo, "input_work", "minimal form")] != 0.0);
+  // The body form's minimal-coordinate columns are the state it was built from.
+  for (int k = 0; k < 4; ++k)
+    CHECK(yd[signal_index(od, ode->states()[static_cast<std::size_t>(k)].name, "body form")] ==
+          doctest::Approx(mn[k]).epsilon(1e-12));
 }

@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -205,4 +206,22 @@ TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's va
   REQUIRE(std::abs(rolling) > 1e-4);
   CHECK(yd[static_cast<std::size_t>(find_signal(od, "constraint_normal"))] == doctest::Approx(normal).epsilon(1e-12));
   CHECK(yd[static_cast<std::size_t>(find_signal(od, "constraint_rolling"))] == doctest::Approx(rolling).epsilon(1e-12));
+}
+
+TEST_CASE("output lists: a formulation's extension keeps every shared output first, in order; names are unique") {
+  const auto& ode = tipping_table::outputs();
+  auto dae = tipping_table::make_dae_system(tipping_table::Params{}, std::array<double, 4>{0.01, 0, 0, 0}.data(),
+                                            tipping_table::EventActions{}, tipping_table::DaeOptions{});
+  const Signals& od = dae->outputs();
+  REQUIRE(od.size() > ode.size());
+  for (std::size_t i = 0; i < ode.size(); ++i) {
+    CHECK(od[i].name == ode.signals()[i].name);
+    CHECK(od[i].unit == ode.signals()[i].unit);
+    CHECK(od[i].description == ode.signals()[i].description);
+    CHECK(ode.index(od[i].name) == i);
+  }
+  CHECK_THROWS_AS(ode.index("no_such_output"), std::logic_error);
+  using O = tipping_table::Outputs;
+  CHECK_THROWS_AS(ode.extended({O::output("normal_force", "N", "again", [](const auto& c) { return c.normal; })}),
+                  std::logic_error);
 }

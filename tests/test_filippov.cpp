@@ -58,7 +58,7 @@ TEST_CASE("filippov: classification at the switching surface") {
   SUBCASE("attracting: stick, projected onto H = 0") {
     toy.a = -1;
     toy.b = 2;
-    const auto o = toy.on_event(0, x, +1, 0, -1);
+    const auto o = toy.on_event(0, x, +1, "switching_surface", -1);
     CHECK(o.kind == "stick");
     CHECK(o.new_mode == 0);
     CHECK(o.state_changed);
@@ -75,21 +75,21 @@ TEST_CASE("filippov: classification at the switching surface") {
   SUBCASE("crossing both ways, state kept") {
     toy.a = -1;
     toy.b = -3;
-    auto o = toy.on_event(0, x, +1, 0, -1);
+    auto o = toy.on_event(0, x, +1, "switching_surface", -1);
     CHECK(o.kind == "crossing");
     CHECK(o.new_mode == -1);
     CHECK_FALSE(o.state_changed);
     CHECK(x[1] == 1e-13);
     toy.a = 2;
     toy.b = 1;
-    o = toy.on_event(0, x, -1, 0, +1);
+    o = toy.on_event(0, x, -1, "switching_surface", +1);
     CHECK(o.kind == "crossing");
     CHECK(o.new_mode == +1);
   }
   SUBCASE("repelling: a terminal, flagged event; never a guess") {
     toy.a = 1;
     toy.b = -1;
-    const auto o = toy.on_event(0, x, +1, 0, -1);
+    const auto o = toy.on_event(0, x, +1, "switching_surface", -1);
     CHECK(o.kind == "repelling");
     CHECK(o.terminal);
     CHECK(o.new_mode == +1);
@@ -99,15 +99,15 @@ TEST_CASE("filippov: classification at the switching surface") {
   SUBCASE("grazing by rounding: logged, mode kept") {
     toy.a = 1e-16;  // arrived from above, but F+ points away again
     toy.b = 1;
-    const auto o = toy.on_event(0, x, +1, 0, -1);
+    const auto o = toy.on_event(0, x, +1, "switching_surface", -1);
     CHECK(o.kind == "graze");
     CHECK(o.new_mode == +1);
   }
   SUBCASE("sliding exits") {
-    auto o = toy.on_event(0, x, 0, 0, +1);
+    auto o = toy.on_event(0, x, 0, "sigma_plus", +1);
     CHECK(o.kind == "slip");
     CHECK(o.new_mode == +1);
-    o = toy.on_event(0, x, 0, 1, -1);
+    o = toy.on_event(0, x, 0, "sigma_minus", -1);
     CHECK(o.new_mode == -1);
   }
   SUBCASE("witnesses: H in the regions with the direction towards Σ; σ± (not H) while sliding") {

@@ -283,7 +283,7 @@ class Line final : public HybridSystem {
   bool (*ledger)(double x, EnergyLedger& e) = nullptr;
   RegionCheck (*region)(double x, const double* err) = nullptr;  ///< replaces the default region check
 
-  mutable std::vector<std::pair<int, int>> calls;  ///< (mode, index) of each on_event
+  mutable std::vector<std::pair<int, std::string>> calls;  ///< (mode, witness) of each on_event
 
   std::string model_name() const override { return "line"; }
   const Signals& states() const override { return s_; }
@@ -304,9 +304,12 @@ class Line final : public HybridSystem {
     return region ? region(x[0], err) : HybridSystem::region_check(t, x, mode, err);
   }
   bool energy_ledger(double, const double* x, int, EnergyLedger& e) const override { return ledger && ledger(x[0], e); }
-  EventOutcome on_event(double, double*, int mode, int index, int) const override {
-    calls.emplace_back(mode, index);
-    const Spec& s = modes.at(static_cast<size_t>(mode)).at(static_cast<size_t>(index));
+  EventOutcome on_event(double, double*, int mode, const std::string& witness, int) const override {
+    calls.emplace_back(mode, witness);
+    const auto& ws = modes.at(static_cast<size_t>(mode));
+    const auto it = std::find_if(ws.begin(), ws.end(), [&](const Spec& s) { return s.name == witness; });
+    REQUIRE(it != ws.end());
+    const Spec& s = *it;
     EventOutcome out;
     out.kind = s.name;
     out.new_mode = s.to_mode;
@@ -541,7 +544,7 @@ TEST_CASE("filippov audit: a mode that cannot settle at one instant fails the au
 // ---- 5. simultaneous roots --------------------------------------------------------------------------------
 
 TEST_CASE("filippov audit: simultaneous roots belong to the mode the step was taken in") {
-  // Two witnesses of mode 0 vanish together at x = 1; mode 1 has one witness only (index 1 does not exist there).
+  // Two witnesses of mode 0 vanish together at x = 1; mode 1 has one witness only ("second" does not exist there).
   auto one = [](double x) { return x - 1; };
   auto three = [](double x) { return 3 * (x - 1); };
   Line sys;
@@ -550,7 +553,7 @@ TEST_CASE("filippov audit: simultaneous roots belong to the mode the step was ta
     Recorder rec;
     const RunResult r = simulate(sys, line_options(3), {&rec});
     REQUIRE(r.status == "ok");
-    CHECK(sys.calls == std::vector<std::pair<int, int>>{{0, 0}});
+    CHECK(sys.calls == std::vector<std::pair<int, std::string>>{{0, "first"}});
     REQUIRE(rec.events.size() == 1);
     CHECK(rec.events[0].kind == "first");
     CHECK(std::abs(rec.events[0].t - 1) < 1e-9);
@@ -561,7 +564,7 @@ TEST_CASE("filippov audit: simultaneous roots belong to the mode the step was ta
     Recorder rec;
     const RunResult r = simulate(sys, line_options(3), {&rec});
     REQUIRE(r.status == "ok");
-    CHECK(sys.calls == std::vector<std::pair<int, int>>{{0, 0}, {0, 1}});
+    CHECK(sys.calls == std::vector<std::pair<int, std::string>>{{0, "first"}, {0, "second"}});
     REQUIRE(rec.events.size() == 2);
     CHECK(rec.events[1].kind == "second");
     CHECK(r.final_mode == 1);

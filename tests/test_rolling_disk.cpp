@@ -220,9 +220,6 @@ class Oscillator final : public HybridSystem {
     f[0] = x[1];
     f[1] = -x[0];
   }
-  std::vector<Witness> witnesses(int) const override { return {}; }
-  void witness_values(double, const double*, int, double*) const override {}
-  EventOutcome on_event(double, double*, int mode, int, int) const override { return {"", mode, false, false, {}}; }
   void compute_outputs(double, const double*, int, double*) const override {}
   std::unique_ptr<Summarizer> make_summarizer() const override {
     struct None final : Summarizer {

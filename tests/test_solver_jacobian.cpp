@@ -34,7 +34,7 @@ class Decay final : public HybridSystem {
     return {};
   }
   void witness_values(double, const double* x, int, double* g) const override { g[0] = x[0] - 0.5; }
-  EventOutcome on_event(double, double*, int, int, int) const override {
+  EventOutcome on_event(double, double*, int, const std::string&, int) const override {
     EventOutcome out;
     out.kind = "half";
     out.new_mode = 1;

@@ -245,7 +245,7 @@ namespace {
 
 /// The column of an output signal of a recorded run, by name.
 std::vector<double> output_column(const test::Run& r, const std::string& name) {
-  const auto& outs = tt::output_signals();
+  const auto& outs = tt::outputs().signals();
   std::size_t k = outs.size();
   for (std::size_t i = 0; i < outs.size(); ++i)
     if (outs[i].name == name) k = i;

@@ -6,22 +6,32 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
 
-#include "rollsim/models/carriage_pendulum.hpp"
-#include "rollsim/models/lagrangian.hpp"
-#include "rollsim/models/relay_feedback.hpp"
-#include "rollsim/models/rolling_disk.hpp"
-#include "rollsim/models/tipping_table_system.hpp"
+#include "rollsim/models/model_entry.hpp"
+
+/// The built-in models, one line each, in the order --help lists them: X(ns) names the namespace rollsim::ns
+/// whose `ModelEntry model_entry()` describes the model (its header declares it too; none is needed here).
+#define ROLLSIM_MODELS(X) \
+  X(tipping_table)        \
+  X(carriage_pendulum)    \
+  X(rolling_disk)         \
+  X(relay_feedback)       \
+  X(double_pendulum)      \
+  X(lagrangian)           \
+  /* end of the list: each line above ends in a backslash */
 
 namespace rollsim {
 
+#define ROLLSIM_DECLARE_ENTRY(ns) \
+  namespace ns {                  \
+  ModelEntry model_entry();       \
+  }
+ROLLSIM_MODELS(ROLLSIM_DECLARE_ENTRY)
+#undef ROLLSIM_DECLARE_ENTRY
+
 const std::vector<ModelEntry>& models() {
-  static const std::vector<ModelEntry> list{
-      tipping_table::model_entry(),
-      carriage_pendulum::model_entry(),
-      rolling_disk::model_entry(),
-      relay_feedback::model_entry(),
-      lagrangian::model_entry(),
-  };
+#define ROLLSIM_ENTRY(ns) ns::model_entry(),
+  static const std::vector<ModelEntry> list{ROLLSIM_MODELS(ROLLSIM_ENTRY)};
+#undef ROLLSIM_ENTRY
   return list;
 }
 

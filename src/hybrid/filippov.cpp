@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "rollsim/core/error.hpp"
 
@@ -171,10 +172,10 @@ bool FilippovSystem::jacobian(double t, const double* x, int mode, double* J) co
   return true;
 }
 
-std::vector<Witness> FilippovSystem::witnesses(int mode) const {
-  if (mode == kPlus) return {{"switching_surface", -1, false, true}};
-  if (mode == kMinus) return {{"switching_surface", +1, false, true}};
-  return {{"sigma_plus", +1, false, true}, {"sigma_minus", -1, false, true}};
+std::vector<Witness> FilippovSystem::mode_witnesses(int mode) {
+  if (mode == kPlus) return {{kSwitchingWitness, -1, false, true}};
+  if (mode == kMinus) return {{kSwitchingWitness, +1, false, true}};
+  return {{kSigmaPlusWitness, +1, false, true}, {kSigmaMinusWitness, -1, false, true}};
 }
 
 void FilippovSystem::witness_rates(double t, const double* x, const double*, int mode, double* gdot) const {
@@ -220,7 +221,7 @@ void FilippovSystem::witness_values(double t, const double* x, int mode, double*
   sigmas(t, x, g[0], g[1]);
 }
 
-EventOutcome FilippovSystem::on_event(double t, double* x, int mode, int index, int) const {
+EventOutcome FilippovSystem::on_event(double t, double* x, int mode, const std::string& witness, int) const {
   EventOutcome out;
   out.new_mode = mode;
   double sp, sm;
@@ -253,7 +254,9 @@ EventOutcome FilippovSystem::on_event(double t, double* x, int mode, int index, 
   } else {
     // Leaving Σ: σ+ rose through 0 (F+ now points into H > 0), or σ- fell through 0.
     out.kind = "slip";
-    out.new_mode = index == 0 ? kPlus : kMinus;
+    if (witness != kSigmaPlusWitness && witness != kSigmaMinusWitness)
+      throw std::logic_error("Filippov engine: no witness " + witness + " in the sliding mode");
+    out.new_mode = witness == kSigmaPlusWitness ? kPlus : kMinus;
     sigmas(t, x, sp, sm);
   }
   if (out.state_changed) sigmas(t, x, sp, sm);
@@ -261,6 +264,60 @@ EventOutcome FilippovSystem::on_event(double t, double* x, int mode, int index, 
   out.extra["sigma_minus"] = sm;
   out.extra["residual"] = std::abs(switching(t, x));
   return out;
+}
+
+namespace {
+
+/// The engine's part of the summary (FilippovRecord), then the model's.
+class FilippovSummarizer final : public Summarizer {
+ public:
+  explicit FilippovSummarizer(const FilippovSystem& sys)
+      : crossing_(sys.crossing_kind()),
+        legend_(sys.symbol_legend()),
+        sliding_(sys.mode_name(FilippovSystem::kSliding)),
+        physics_(sys.make_physics_summarizer(record_)) {}
+
+  void on_point(double t, const double* x, const double* y, int mode) override {
+    if (record_.symbols.empty()) record_.symbols += filippov_symbol(mode);
+    if (physics_) physics_->on_point(t, x, y, mode);
+  }
+  void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
+    if (after != before) record_.symbols += filippov_symbol(after);
+    if (kind == "stick") ++record_.n_stick;
+    if (kind == "slip") ++record_.n_slip;
+    if (kind == crossing_) ++record_.n_crossing;
+    if (kind == "repelling") ++record_.n_repelling;
+    if (physics_) physics_->on_event(t, kind, before, after, x);
+  }
+  void on_tolerances(double rtol, double atol, bool exact) override {
+    if (physics_) physics_->on_tolerances(rtol, atol, exact);
+  }
+  std::vector<SummaryItem> items() const override {
+    auto count = [](const std::string& key, long n, const std::string& label) {
+      return SummaryItem{key, static_cast<double>(n), "", "", label, true};
+    };
+    std::vector<SummaryItem> v{
+        {"symbols", 0, record_.symbols, "", "modes visited (" + legend_ + ")", false},
+        count("n_stick", record_.n_stick, "stick events (into mode " + sliding_ + ")"),
+        count("n_slip", record_.n_slip, "slip events (out of mode " + sliding_ + ")"),
+        count("n_" + crossing_, record_.n_crossing, crossing_ + " events (across H = 0)"),
+        count("n_repelling", record_.n_repelling, "repelling points reached (run stopped)"),
+    };
+    if (physics_)
+      for (auto& item : physics_->items()) v.push_back(std::move(item));
+    return v;
+  }
+
+ private:
+  FilippovRecord record_;  // before physics_: the model's summarizer holds a reference to it
+  std::string crossing_, legend_, sliding_;
+  std::unique_ptr<Summarizer> physics_;
+};
+
+}  // namespace
+
+std::unique_ptr<Summarizer> FilippovSystem::make_summarizer() const {
+  return std::make_unique<FilippovSummarizer>(*this);
 }
 
 }  // namespace rollsim

@@ -2,12 +2,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "rollsim/hybrid/integrator.hpp"
 
 namespace rollsim {
 
 std::unique_ptr<Integrator> HybridSystem::make_exact_integrator(const SolverOptions&) const { return nullptr; }
+
+EventOutcome HybridSystem::on_event(double, double*, int mode, const std::string& witness, int) const {
+  EventOutcome o;
+  o.kind = witness;
+  o.new_mode = mode;
+  return o;
+}
+
+std::size_t witness_index(const std::vector<Witness>& witnesses, std::string_view name) {
+  for (std::size_t i = 0; i < witnesses.size(); ++i)
+    if (witnesses[i].name == name) return i;
+  throw std::logic_error("no witness named " + std::string(name));
+}
 
 void HybridSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
   const std::size_t n = size(), m = witnesses(mode).size();

@@ -10,6 +10,7 @@
 #include "rollsim/analysis/compare.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 
 namespace rollsim::carriage_pendulum {
@@ -19,11 +20,16 @@ namespace {
 static_assert(mechanics::state_size<BodyModel>() == kStates);
 
 enum State { kX, kBx, kBy, kV, kBvx, kBvy, kLam };
-enum DaeOut { kOx, kOphi, kOxd, kOphid };  // the DAE's outputs start with the minimal state
-/// Offsets within the outputs both forms share (after the minimal state in the DAE's outputs).
-enum Shared { kTension, kKin, kPot, kTot, kWork, kShared };
-constexpr int kDaeShared = kMinimalStates;           // where the shared outputs start in the DAE's outputs
-constexpr int kDaeConstraint = kDaeShared + kShared;  // constraint_length, the DAE's last output
+
+/// What the outputs share at one state; each form fills it from its own coordinates (a field a form leaves
+/// unset stays NaN, and the test comparing the forms by name fails).
+template <class S>
+struct OutputContext {
+  S minimal[kMinimalStates] = {S(NAN), S(NAN), S(NAN), S(NAN)};  ///< [x, phi, x', phi'] (the body form's outputs)
+  S tension = S(NAN), kinetic = S(NAN), potential = S(NAN), input_work = S(NAN);
+  S constraint = S(NAN);  ///< the body form's rod-length residual
+};
+using Outputs = OutputList<OutputContext, double, Linearizable::AD>;
 
 const Signals& state_signals() {
   static const Signals s{
@@ -49,41 +55,62 @@ const Signals& minimal_signals() {
   return s;
 }
 
-/// The outputs of both forms, in this order (Shared).
-const Signals& shared_signals() {
-  static const Signals s{
-      {"rod_tension", "N", "tension in the rod (positive pulls the ball towards the carriage)"},
-      {"kinetic_energy", "J", "kinetic energy"},
-      {"potential_energy", "J", "spring and gravity potential energy (gravity zero at the carriage's height)"},
-      {"total_energy", "J", "kinetic + potential"},
-      {"input_work", "J", "work done by the force F since the start, F (x - x(0))"},
-  };
-  return s;
+/// The outputs of both forms: the minimal form's outputs.
+const Outputs& shared_outputs() {
+  using O = Outputs;
+  static const O list{{
+      O::output("rod_tension", "N", "tension in the rod (positive pulls the ball towards the carriage)",
+                [](const auto& c) { return c.tension; }),
+      O::output("kinetic_energy", "J", "kinetic energy", [](const auto& c) { return c.kinetic; }),
+      O::output("potential_energy", "J",
+                "spring and gravity potential energy (gravity zero at the carriage's height)",
+                [](const auto& c) { return c.potential; }),
+      O::output("total_energy", "J", "kinetic + potential", [](const auto& c) { return c.kinetic + c.potential; }),
+      O::output("input_work", "J", "work done by the force F since the start, F (x - x(0))",
+                [](const auto& c) { return c.input_work; }),
+  }};
+  return list;
 }
 
-const Signals& output_signals() {
-  static const Signals s = [] {
-    Signals v = minimal_signals();
-    for (const auto& sig : shared_signals()) v.push_back(sig);
-    v.push_back({"constraint_length", "m", "rod-length constraint residual C = (|d|^2 - l^2) / (2 l) (drift)"});
-    return v;
+/// The body form's outputs: the minimal coordinates (named as the [initial] keys), every shared output, the drift.
+const Outputs& body_outputs() {
+  using O = Outputs;
+  static const O list = [] {
+    const Signals& m = minimal_signals();
+    std::vector<O::Output> head{
+        O::output(m[0].name, m[0].unit, m[0].description, [](const auto& c) { return c.minimal[0]; }),
+        O::output(m[1].name, m[1].unit, m[1].description, [](const auto& c) { return c.minimal[1]; }),
+        O::output(m[2].name, m[2].unit, m[2].description, [](const auto& c) { return c.minimal[2]; }),
+        O::output(m[3].name, m[3].unit, m[3].description, [](const auto& c) { return c.minimal[3]; }),
+    };
+    return O(std::move(head))
+        .extended(shared_outputs())
+        .extended({O::output("constraint_length", "m",
+                             "rod-length constraint residual C = (|d|^2 - l^2) / (2 l) (drift)",
+                             [](const auto& c) { return c.constraint; })});
   }();
-  return s;
+  return list;
 }
 
-/// \param shared index of the shared outputs in y; \param constraint index of constraint_length, or -1.
+/// Energy drift, smallest rod tension, the constraint drift (body form) and the slack time; the columns by name.
 class CarriageSummarizer final : public Summarizer {
  public:
-  CarriageSummarizer(int shared, int constraint) : at_(shared), constraint_(constraint) {}
+  explicit CarriageSummarizer(const Outputs& outputs)
+      : total_(outputs.index("total_energy")),
+        work_(outputs.index("input_work")),
+        tension_(outputs.index("rod_tension")) {
+    const Signals& s = outputs.signals();
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (s[i].name == "constraint_length") constraint_ = static_cast<int>(i);
+  }
   void on_point(double, const double*, const double* y, int) override {
-    const double* o = y + at_;
-    const double e = o[kTot] - o[kWork];
+    const double e = y[total_] - y[work_];
     if (!have_) {
       e0_ = e;
       have_ = true;
     }
     drift_ = std::max(drift_, std::abs(e - e0_));
-    tmin_ = std::min(tmin_, o[kTension]);
+    tmin_ = std::min(tmin_, y[tension_]);
     if (constraint_ >= 0) cmax_ = std::max(cmax_, std::abs(y[constraint_]));
   }
   void on_event(double t, const std::string& kind, int, int, const double*) override {
@@ -102,7 +129,8 @@ class CarriageSummarizer final : public Summarizer {
   }
 
  private:
-  int at_, constraint_;
+  std::size_t total_, work_, tension_;
+  int constraint_ = -1;
   bool have_ = false;
   double e0_ = 0, drift_ = 0, tmin_ = std::numeric_limits<double>::infinity(), cmax_ = 0, t_slack_ = NAN;
 };
@@ -110,13 +138,6 @@ class CarriageSummarizer final : public Summarizer {
 const Witness& slack_witness(bool stop) {
   static const Witness w[2] = {{"rod_slack", -1, false}, {"rod_slack", -1, true}};
   return w[stop ? 1 : 0];
-}
-
-EventOutcome slack_event(int mode) {
-  EventOutcome o;
-  o.kind = "rod_slack";
-  o.new_mode = mode;
-  return o;
 }
 
 class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel> {
@@ -127,31 +148,28 @@ class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel> {
   }
   std::string model_name() const override { return "carriage_pendulum"; }
   const Signals& states() const override { return state_signals(); }
-  const Signals& outputs() const override { return output_signals(); }
+  const Signals& outputs() const override { return body_outputs().signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
   std::vector<Witness> witnesses(int) const override { return {slack_witness(stop_)}; }
   void witness_values(double, const double* x, int, double* g) const override { g[0] = -x[kLam]; }
-  EventOutcome on_event(double, double*, int mode, int, int) const override { return slack_event(mode); }
   void compute_outputs(double, const double* x, int, double* y) const override {
     const Params& p = m_.p;
     const double dx = x[kBx] - x[kX], dy = x[kBy];
     const double dvx = x[kBvx] - x[kV], dvy = x[kBvy];
-    y[kOx] = x[kX];
-    y[kOphi] = std::atan2(dx, -dy);
-    y[kOxd] = x[kV];
-    y[kOphid] = (dx * dvy - dy * dvx) / (dx * dx + dy * dy);
-    double* o = y + kDaeShared;
-    o[kTension] = -x[kLam];
-    o[kKin] = 0.5 * p.carriage_mass * x[kV] * x[kV] + 0.5 * p.bob_mass * (x[kBvx] * x[kBvx] + x[kBvy] * x[kBvy]);
-    o[kPot] = 0.5 * p.spring_stiffness * x[kX] * x[kX] + p.bob_mass * p.gravity * x[kBy];
-    o[kTot] = o[kKin] + o[kPot];
-    o[kWork] = p.force * (x[kX] - x0_[kX]);
-    double c;
-    m_.constraints(x, &c);
-    y[kDaeConstraint] = c;
+    OutputContext<double> c;
+    c.minimal[0] = x[kX];
+    c.minimal[1] = std::atan2(dx, -dy);
+    c.minimal[2] = x[kV];
+    c.minimal[3] = (dx * dvy - dy * dvx) / (dx * dx + dy * dy);
+    c.tension = -x[kLam];
+    c.kinetic = 0.5 * p.carriage_mass * x[kV] * x[kV] + 0.5 * p.bob_mass * (x[kBvx] * x[kBvx] + x[kBvy] * x[kBvy]);
+    c.potential = 0.5 * p.spring_stiffness * x[kX] * x[kX] + p.bob_mass * p.gravity * x[kBy];
+    c.input_work = p.force * (x[kX] - x0_[kX]);
+    m_.constraints(x, &c.constraint);
+    body_outputs().compute(c, y);
   }
   std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<CarriageSummarizer>(kDaeShared, kDaeConstraint);
+    return std::make_unique<CarriageSummarizer>(body_outputs());
   }
 
  private:
@@ -167,7 +185,7 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
   }
   std::string model_name() const override { return "carriage_pendulum"; }
   const Signals& states() const override { return minimal_signals(); }
-  const Signals& outputs() const override { return shared_signals(); }
+  const Signals& outputs() const override { return shared_outputs().signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kMinimalStates, x0); }
   void rhs(double, const double* x, int, double* xdot) const override { minimal_rhs(p_, x, p_.force, xdot); }
   bool jacobian(double, const double* x, int, double* J) const override {
@@ -183,10 +201,11 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
   void witness_values(double, const double* x, int, double* g) const override {
     g[0] = minimal_tension(p_, x, p_.force);
   }
-  EventOutcome on_event(double, double*, int mode, int, int) const override { return slack_event(mode); }
-  void compute_outputs(double, const double* x, int, double* y) const override { shared_outputs(x, p_.force, y); }
+  void compute_outputs(double, const double* x, int, double* y) const override {
+    shared_outputs().compute(context(x, p_.force), y);
+  }
   std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<CarriageSummarizer>(0, -1);
+    return std::make_unique<CarriageSummarizer>(shared_outputs());
   }
 
   // Linearizable
@@ -198,7 +217,7 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
   void rhs_ad(const AD* x, const AD* u, AD* xdot) const override { minimal_rhs(p_, x, u[0], xdot); }
   void signals_ad(const AD* x, const AD* u, AD* y) const override {
     for (int i = 0; i < kMinimalStates; ++i) y[i] = x[i];
-    shared_outputs(x, u[0], y + kMinimalStates);
+    shared_outputs().compute(context(x, u[0]), y + kMinimalStates);
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"x"}; }
@@ -207,13 +226,15 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
   }
 
  private:
+  /// The outputs' shared values at the minimal state x with force F.
   template <class S>
-  void shared_outputs(const S* x, S force, S* o) const {
-    o[kTension] = minimal_tension(p_, x, force);
-    o[kKin] = minimal_kinetic_energy(p_, x);
-    o[kPot] = minimal_potential_energy(p_, x);
-    o[kTot] = o[kKin] + o[kPot];
-    o[kWork] = force * (x[0] - x0_[0]);
+  OutputContext<S> context(const S* x, S force) const {
+    OutputContext<S> c;
+    c.tension = minimal_tension(p_, x, force);
+    c.kinetic = minimal_kinetic_energy(p_, x);
+    c.potential = minimal_potential_energy(p_, x);
+    c.input_work = force * (x[0] - x0_[0]);
+    return c;
   }
 
   Params p_;

@@ -185,12 +185,6 @@ class SmoothSystem final : public HybridSystem, public Linearizable {
   }
   std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
   void witness_values(double t, const double* x, int, double* g) const override { witness_eval(*c_, t, x, 0.0, g); }
-  EventOutcome on_event(double, double*, int mode, int index, int) const override {
-    EventOutcome o;
-    o.kind = c_->events[static_cast<std::size_t>(index)].name;
-    o.new_mode = mode;
-    return o;
-  }
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
     ode_outputs(*c_, t, x, 0.0, y);
@@ -199,7 +193,7 @@ class SmoothSystem final : public HybridSystem, public Linearizable {
     return true;
   }
   void compute_outputs(double t, const double* x, int, double* y) const override { ode_outputs(*c_, t, x, 0.0, y); }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(false); }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(); }
 
   // Linearizable: values from the compiled kernels, first derivatives from their exact Jacobians.
   const Signals& inputs() const override {
@@ -328,13 +322,10 @@ class ContactSystem final : public FilippovSystem {
     if (c_->n_events) HybridSystem::witness_rates(t, x, xdot, mode, gdot);
     FilippovSystem::witness_rates(t, x, xdot, mode, gdot);
   }
-  EventOutcome on_event(double t, double* x, int mode, int index, int dir) const override {
-    const auto k = engine_count_[mode + 1];
-    if (static_cast<std::size_t>(index) < k) return FilippovSystem::on_event(t, x, mode, index, dir);
-    EventOutcome o;
-    o.kind = c_->events[static_cast<std::size_t>(index) - k].name;
-    o.new_mode = mode;
-    return o;
+  EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
+    for (const auto& e : c_->events)
+      if (e.name == witness) return HybridSystem::on_event(t, x, mode, witness, dir);
+    return FilippovSystem::on_event(t, x, mode, witness, dir);
   }
   bool energy_ledger(double t, const double* x, int mode, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
@@ -352,7 +343,10 @@ class ContactSystem final : public FilippovSystem {
     // Sticking: F0 is F_s with the equivalent control's s (sign()).
     ode_outputs(*c_, t, x, sign(t, x, mode), y);
   }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(true); }
+  std::string symbol_legend() const override { return "+ slip forward (w > 0), - slip backward, 0 stick"; }
+  std::unique_ptr<Summarizer> make_physics_summarizer(const FilippovRecord&) const override {
+    return std::make_unique<EnergySummarizer>();
+  }
 
  private:
   /// The friction sign for outputs and user witnesses: the mode's, or in sticking the equivalent control's
@@ -428,12 +422,6 @@ class ConstrainedUserSystem final : public HybridSystem {
     consistent(t, x, xd.data(), nullptr);
     Scratch& w = scratch(*c_);
     c_->witnesses(fill_dae(w, t, x, xd.data()), g);
-  }
-  EventOutcome on_event(double, double*, int mode, int index, int) const override {
-    EventOutcome o;
-    o.kind = c_->events[static_cast<std::size_t>(index)].name;
-    o.new_mode = mode;
-    return o;
   }
   void compute_outputs(double t, const double* x, int, double* y) const override {
     const std::size_t nc = c_->nc;
@@ -681,6 +669,8 @@ std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
     const std::string k = "events." + e + ".";
     m.events.push_back(rd.parse(k + "when", true, "", true));
     const std::string dir = sc.string(k + "direction");
+    if (m.has_contact && (e == "switching_surface" || e == "sigma_plus" || e == "sigma_minus"))
+      sc.fail(k + "when", "the event name '" + e + "' is the contact's own witness; choose another name");
     c->events.push_back({e, dir == "rising" ? 1 : dir == "falling" ? -1 : 0, sc.string(k + "action") == "stop"});
   }
 

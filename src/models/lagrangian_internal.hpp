@@ -173,34 +173,26 @@ inline Signals output_signals(const Compiled& c) {
   return s;
 }
 
+/// The energy balance's drift (the symbols and mode counts of a contact come from the Filippov engine).
 class EnergySummarizer : public Summarizer {
  public:
-  explicit EnergySummarizer(bool filippov) : filippov_(filippov) {}
-  void on_point(double, const double*, const double* y, int mode) override {
+  void on_point(double, const double*, const double* y, int) override {
     if (!have_) {
       e0_ = y[3];
       have_ = true;
-      if (filippov_) symbols_ += filippov_symbol(mode);
     }
     drift_ = std::max(drift_, std::abs(y[3] - e0_));
     emax_ = std::max(emax_, std::abs(y[2]));
   }
-  void on_event(double, const std::string&, int before, int after, const double*) override {
-    if (filippov_ && after != before) symbols_ += filippov_symbol(after);
-  }
   std::vector<SummaryItem> items() const override {
-    std::vector<SummaryItem> v{
-        {"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
-        {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
-        {"energy_drift_rel", emax_ > 0 ? drift_ / emax_ : drift_, "", "1", "largest drift, relative to max |h|", false}};
-    if (filippov_) v.push_back({"symbols", 0, symbols_, "", "modes visited (+ slip forward, - backward, 0 stick)", false});
-    return v;
+    return {{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
+            {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
+            {"energy_drift_rel", emax_ > 0 ? drift_ / emax_ : drift_, "", "1", "largest drift, relative to max |h|", false}};
   }
 
  private:
-  bool filippov_, have_ = false;
+  bool have_ = false;
   double e0_ = 0, drift_ = 0, emax_ = 0;
-  std::string symbols_;
 };
 
 /// Outputs of the ODE forms at (t, x) in mode sign s: energies, balance, contact, user outputs.

@@ -6,6 +6,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 
 namespace rollsim::relay_feedback {
 
@@ -20,28 +21,22 @@ Params third_order(double zeta, double omega, double lambda, double s) {
 
 namespace {
 
-class RelaySummarizer final : public Summarizer {
- public:
-  void on_point(double, const double*, const double*, int mode) override {
-    if (symbols_.empty()) symbols_ += filippov_symbol(mode);
-  }
-  void on_event(double, const std::string& kind, int before, int after, const double*) override {
-    if (after != before) symbols_ += filippov_symbol(after);
-    if (kind == "crossing") ++n_cross_;
-    if (kind == "stick") ++n_stick_;
-    if (kind == "slip") ++n_slip_;
-  }
-  std::vector<SummaryItem> items() const override {
-    return {{"symbols", 0, symbols_, "", "modes visited (+: Cx > 0, -: Cx < 0, 0: sliding)", false},
-            {"n_crossing", static_cast<double>(n_cross_), "", "", "crossings of Cx = 0", true},
-            {"n_stick", static_cast<double>(n_stick_), "", "", "sliding onsets", true},
-            {"n_slip", static_cast<double>(n_slip_), "", "", "sliding exits", true}};
-  }
-
- private:
-  std::string symbols_;
-  long n_cross_ = 0, n_stick_ = 0, n_slip_ = 0;
+/// What the relay's outputs share at one state.
+template <class S>
+struct OutputContext {
+  S u, h;  ///< the relay output (or the equivalent control), C x
 };
+using Outputs = OutputList<OutputContext, double>;
+
+const Outputs& relay_outputs() {
+  using O = Outputs;
+  static const O list{{
+      O::output("u", "1", "relay output: -1 (Cx > 0), +1 (Cx < 0), the equivalent control -CAx/CB when sliding",
+                [](const auto& c) { return c.u; }),
+      O::output("switching_value", "1", "C x", [](const auto& c) { return c.h; }),
+  }};
+  return list;
+}
 
 class RelaySystem final : public FilippovSystem {
  public:
@@ -54,13 +49,11 @@ class RelaySystem final : public FilippovSystem {
       name.insert(name.begin(), 'x');  // (not "x" + ...: GCC 12 reports a false -Wrestrict there)
       states_.push_back({name, "1", "state component"});
     }
-    outputs_ = {{"u", "1", "relay output: -1 (Cx > 0), +1 (Cx < 0), the equivalent control -CAx/CB when sliding"},
-                {"switching_value", "1", "C x"}};
   }
   std::string model_name() const override { return "relay_feedback"; }
   Signal time_signal() const override { return {"time", "1", "time (the units of A)"}; }
   const Signals& states() const override { return states_; }
-  const Signals& outputs() const override { return outputs_; }
+  const Signals& outputs() const override { return relay_outputs().signals(); }
   void initial_state(double* x) const override { std::copy(x0_.begin(), x0_.end(), x); }
 
   void field_plus(double, const double* x, double* f) const override { field(x, -1.0, f); }
@@ -75,17 +68,16 @@ class RelaySystem final : public FilippovSystem {
   bool jacobian_minus(double, const double*, double* J) const override { return jac(J); }
 
   void compute_outputs(double t, const double* x, int mode, double* y) const override {
-    if (mode != 0) {
-      y[0] = -static_cast<double>(mode);
-    } else {
+    OutputContext<double> c{-static_cast<double>(mode), switching(t, x)};
+    if (mode == 0) {
       double sp, sm;
       sigmas(t, x, sp, sm);  // CAx - CB, CAx + CB
       const double cb = 0.5 * (sm - sp), cax = 0.5 * (sm + sp);
-      y[0] = -cax / cb;
+      c.u = -cax / cb;
     }
-    y[1] = switching(t, x);
+    relay_outputs().compute(c, y);
   }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<RelaySummarizer>(); }
+  std::string symbol_legend() const override { return "+: Cx > 0, -: Cx < 0, 0: sliding"; }
 
  private:
   void field(const double* x, double u, double* f) const {
@@ -105,7 +97,7 @@ class RelaySystem final : public FilippovSystem {
 
   Params p_;
   std::vector<double> x0_;
-  Signals states_, outputs_;
+  Signals states_;
 };
 
 }  // namespace

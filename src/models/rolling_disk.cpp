@@ -7,6 +7,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 
 namespace rollsim::rolling_disk {
 
@@ -73,19 +74,50 @@ std::string classify(const std::string& symbols, const std::vector<double>& radi
 
 namespace {
 
-enum Out { kU, kV, kW };  // only when physical; the rest follow
+/// What the disk's outputs share at one state.
+template <class S>
+struct OutputContext {
+  const S* x;         ///< the state (x, y, z, dissipated)
+  const Scales* scale;
+  S kinetic, potential, utilization;  ///< dimensionless energies; friction force / (mu m g)
+};
+using Outputs = OutputList<OutputContext, double>;
 
+/// The outputs; in physical units u, v, w first, and energies in J, the force in N.
+Outputs disk_outputs(bool physical) {
+  using O = Outputs;
+  const std::string eu = physical ? "J" : "1", fu = physical ? "N" : "1";
+  std::vector<O::Output> v;
+  if (physical)
+    v = {O::output("u", "m", "displacement of the centre", [](const auto& c) { return c.scale->length * c.x[kX]; }),
+         O::output("v", "m/s", "velocity of the centre", [](const auto& c) { return c.scale->speed * c.x[kY]; }),
+         O::output("w", "m/s", "velocity of the contact point (sliding velocity)",
+                   [](const auto& c) { return c.scale->speed * c.x[kZ]; })};
+  return O(std::move(v)).extended({
+      O::output("kinetic_energy", eu, "kinetic energy (translation and rotation)",
+                [](const auto& c) { return c.scale->energy * c.kinetic; }),
+      O::output("potential_energy", eu, "spring energy", [](const auto& c) { return c.scale->energy * c.potential; }),
+      O::output("total_energy", eu, "kinetic + potential energy",
+                [](const auto& c) { return c.scale->energy * (c.kinetic + c.potential); }),
+      O::output("friction_force", fu, "friction force on the disk, along +u",
+                [](const auto& c) { return c.scale->force * c.utilization; }),
+      O::output("friction_utilization", "1", "friction force / (mu m g): x rolling, -sgn(z) sliding",
+                [](const auto& c) { return c.utilization; }),
+  });
+}
+
+/// The disk's own summary items: the classification (from the engine's symbols), the last rolling radius, the
+/// energy balance, and the scales in physical units.
 class DiskSummarizer final : public Summarizer {
  public:
-  DiskSummarizer(double j, const Scales& s, bool physical, size_t i_total)
-      : j_(j), es_(physical ? s.energy : 1.0), scales_(s), physical_(physical), i_total_(i_total) {}
+  DiskSummarizer(const FilippovRecord& record, const Scales& s, bool physical, size_t i_total)
+      : record_(record), scales_(s), physical_(physical), i_total_(i_total) {}
 
   void on_point(double, const double* x, const double* y, int mode) override {
     const double e = y[i_total_];
     if (!started_) {
       started_ = true;
       e0_ = e;
-      symbols_ += filippov_symbol(mode);
       if (mode == 0) last_radius_ = std::hypot(x[kX], x[kY]);
     }
     err_ = std::max(err_, std::abs(e0_ - e - x[kDissipated]));
@@ -102,33 +134,20 @@ class DiskSummarizer final : public Summarizer {
   }
   double radius_error() const { return radius_error_; }
 
-  void on_event(double, const std::string& kind, int before, int after, const double* x) override {
-    if (after != before) symbols_ += filippov_symbol(after);
+  void on_event(double, const std::string& kind, int, int, const double* x) override {
     if (kind == "stick") {
-      ++n_stick_;
       last_radius_ = std::hypot(x[kX], x[kY]);
       radii_.push_back(last_radius_);
       if (radii_.size() > 3) radii_.erase(radii_.begin());
-    } else if (kind == "slip") {
-      ++n_slip_;
-    } else if (kind == "reversal") {
-      ++n_reversal_;
-    } else if (kind == "repelling") {
-      ++n_repelling_;
     }
   }
 
   std::vector<SummaryItem> items() const override {
     const std::string eu = physical_ ? "J" : "1";
     std::vector<SummaryItem> items{
-        {"symbols", 0, symbols_, "", "modes visited (+ sliding forward, - backward, 0 rolling)", false},
-        {"classification", 0, classify(symbols_, radii_, final_mode_, final_radius_, radius_error(), exact_), "",
-         "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false},
+        {"classification", 0, classify(record_.symbols, radii_, final_mode_, final_radius_, radius_error(), exact_),
+         "", "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false},
         {"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false},
-        {"n_stick", static_cast<double>(n_stick_), "", "", "stick events (sliding -> rolling)", true},
-        {"n_slip", static_cast<double>(n_slip_), "", "", "slip events (rolling -> sliding)", true},
-        {"n_reversal", static_cast<double>(n_reversal_), "", "", "reversals of the sliding direction", true},
-        {"n_repelling", static_cast<double>(n_repelling_), "", "", "repelling points reached (run stopped)", true},
         {"energy_initial", e0_, "", eu, "initial energy E(0)", false},
         {"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false},
         {"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
@@ -153,7 +172,7 @@ class DiskSummarizer final : public Summarizer {
   }
 
  private:
-  double j_, es_;
+  const FilippovRecord& record_;
   Scales scales_;
   bool physical_;
   size_t i_total_;
@@ -161,33 +180,20 @@ class DiskSummarizer final : public Summarizer {
   bool exact_ = false;
   bool started_ = false;
   double e0_ = 0, err_ = 0;
-  std::string symbols_;
   std::vector<double> radii_;
   double last_radius_ = std::numeric_limits<double>::quiet_NaN(), final_radius_ = 0;
   int final_mode_ = 0;
-  long n_stick_ = 0, n_slip_ = 0, n_reversal_ = 0, n_repelling_ = 0;
 };
 
 class DiskSystem final : public FilippovSystem {
  public:
-  DiskSystem(const Params& p, const double* q0) : p_(p), s_(scales(p)) {
+  DiskSystem(const Params& p, const double* q0) : p_(p), s_(scales(p)), outputs_(disk_outputs(p.physical)) {
     std::copy(q0, q0 + 3, q0_);
-    const bool ph = p.physical;
-    const std::string eu = ph ? "J" : "1", fu = ph ? "N" : "1";
     states_ = {{"x", "1", "dimensionless displacement of the centre, u/U"},
                {"y", "1", "dimensionless velocity of the centre, v/(U Omega0)"},
                {"z", "1", "dimensionless velocity of the contact point, w/(U Omega0)"},
-               {"dissipated_energy", eu, "energy dissipated by friction since the start (integrated)"}};
-    if (ph)
-      outputs_ = {{"u", "m", "displacement of the centre"},
-                  {"v", "m/s", "velocity of the centre"},
-                  {"w", "m/s", "velocity of the contact point (sliding velocity)"}};
-    outputs_.push_back({"kinetic_energy", eu, "kinetic energy (translation and rotation)"});
-    outputs_.push_back({"potential_energy", eu, "spring energy"});
-    outputs_.push_back({"total_energy", eu, "kinetic + potential energy"});
-    outputs_.push_back({"friction_force", fu, "friction force on the disk, along +u"});
-    outputs_.push_back({"friction_utilization", "1", "friction force / (mu m g): x rolling, -sgn(z) sliding"});
-    i0_ = ph ? 3 : 0;
+               {"dissipated_energy", p.physical ? "J" : "1",
+                "energy dissipated by friction since the start (integrated)"}};
   }
 
   std::string model_name() const override { return "rolling_disk"; }
@@ -196,7 +202,7 @@ class DiskSystem final : public FilippovSystem {
     return {"time", "1", "dimensionless time tau = Omega0 t"};
   }
   const Signals& states() const override { return states_; }
-  const Signals& outputs() const override { return outputs_; }
+  const Signals& outputs() const override { return outputs_.signals(); }
   std::string mode_name(int mode) const override {
     return mode > 0 ? "+1 (sliding, z > 0)" : (mode < 0 ? "-1 (sliding, z < 0)" : "0 (rolling)");
   }
@@ -241,24 +247,14 @@ class DiskSystem final : public FilippovSystem {
 
   void compute_outputs(double, const double* x, int mode, double* y) const override {
     const double j = p_.inertia_ratio;
-    size_t k = 0;
-    if (p_.physical) {
-      y[k++] = s_.length * x[kX];
-      y[k++] = s_.speed * x[kY];
-      y[k++] = s_.speed * x[kZ];
-    }
-    const double ek = kinetic(j, x), ep = potential(j, x);
-    y[k++] = s_.energy * ek;
-    y[k++] = s_.energy * ep;
-    y[k++] = s_.energy * (ek + ep);
     // Rolling: m v' = -k u + F with x'' = -x gives F = k u j/(1+j), i.e. F/(mu m g) = x; sliding: -sgn(z).
     const double util = mode == 0 ? x[kX] : -static_cast<double>(mode);
-    y[k++] = s_.force * util;
-    y[k++] = util;
+    outputs_.compute(OutputContext<double>{x, &s_, kinetic(j, x), potential(j, x), util}, y);
   }
 
-  std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<DiskSummarizer>(p_.inertia_ratio, s_, p_.physical, i0_ + 2);
+  std::string symbol_legend() const override { return "+ sliding forward, - backward, 0 rolling"; }
+  std::unique_ptr<Summarizer> make_physics_summarizer(const FilippovRecord& record) const override {
+    return std::make_unique<DiskSummarizer>(record, s_, p_.physical, outputs_.index("total_energy"));
   }
 
  private:
@@ -281,8 +277,8 @@ class DiskSystem final : public FilippovSystem {
   Params p_;
   Scales s_;
   double q0_[3];
-  Signals states_, outputs_;
-  size_t i0_ = 0;
+  Signals states_;
+  Outputs outputs_;
 };
 
 // ---- scenario keys --------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ class ExactIntegrator final : public Integrator {
     d0_ = x[kDissipated];
     mode_ = mode;
     const double j = p_.inertia_ratio;
-    event_witness_ = -1;
     if (mode == FilippovSystem::kPlus || mode == FilippovSystem::kMinus) {
       if (mode * start_.z < 0)
         throw SolverError("exact propagation: the state z = " + std::to_string(start_.z) + " is not in mode " +
@@ -33,17 +32,18 @@ class ExactIntegrator final : public Integrator {
       const SlidingHit hit = sliding_event_time(j, mode, start_);
       grazings_ += static_cast<long>(hit.grazings);
       tau_event_ = hit.tau;
-      event_witness_ = 0;  // H = z
+      event_witness_ = witness_index(FilippovSystem::mode_witnesses(mode), FilippovSystem::kSwitchingWitness);  // H = z
       event_direction_ = -mode;
     } else {
       int side = 0;
       tau_event_ = rolling_exit_time(start_, &side);
-      // Witness 0 is sigma+ (rising: exit at x = -1 into +1), witness 1 sigma- (falling: exit at x = +1 into -1).
-      event_witness_ = side > 0 ? 1 : 0;
+      // sigma+ rises through 0 at the exit at x = -1 (into +1), sigma- falls through 0 at x = +1 (into -1).
+      event_witness_ = witness_index(FilippovSystem::mode_witnesses(mode), side > 0 ? FilippovSystem::kSigmaMinusWitness
+                                                                                    : FilippovSystem::kSigmaPlusWitness);
       event_direction_ = side > 0 ? -1 : +1;
     }
     t_event_ = std::isfinite(tau_event_) ? t0_ + tau_event_ / s_.omega0 : std::numeric_limits<double>::infinity();
-    roots_.assign(mode == 0 ? 2 : 1, 0);
+    roots_.assign(FilippovSystem::mode_witnesses(mode).size(), 0);
     t_ = t;
     prev_t_ = t;
     std::copy(x, x + kStates, x_);
@@ -59,7 +59,7 @@ class ExactIntegrator final : public Integrator {
       // At the root the switching quantity is zero by definition; remove the round-off of the closed form.
       if (mode_ != 0) x_[kZ] = 0.0;
       else x_[kX] = event_direction_ < 0 ? 1.0 : -1.0;
-      roots_[static_cast<std::size_t>(event_witness_)] = event_direction_;
+      roots_[event_witness_] = event_direction_;
       t_event_ = std::numeric_limits<double>::infinity();  // reported once; the loop resets after handling it
       ++steps_;
       return Status::Root;
@@ -117,7 +117,8 @@ class ExactIntegrator final : public Integrator {
   SolverOptions opt_;
   double t0_ = 0, t_ = 0, prev_t_ = 0, d0_ = 0, tau_event_ = 0, t_event_ = 0;
   State start_;
-  int mode_ = 0, event_witness_ = -1, event_direction_ = 0;
+  int mode_ = 0, event_direction_ = 0;
+  std::size_t event_witness_ = 0;
   double x_[kStates] = {0, 0, 0, 0};
   std::vector<int> roots_;
   long steps_ = 0, segments_ = 0, grazings_ = 0;

@@ -34,47 +34,31 @@ const Signals& dae_state_signals() {
   return s;
 }
 
-const Signals& dae_output_signals() {
-  static const Signals s = [] {
-    Signals v = output_signals();
-    v.push_back({"constraint_normal", "m", "contact constraint residual -px sin theta1 + py cos theta1 - r (drift)"});
-    v.push_back({"constraint_rolling", "m",
-                 "rolling constraint residual r (phi - phi_support) - (s - s_support) of the ideal rolling element "
-                 "(drift)"});
-    return v;
-  }();
-  return s;
-}
-
-/// The position of an output by name: the DAE's outputs are the ODE's (output_signals(), in its order) plus
-/// its constraint residuals, so the columns follow the declarations wherever a signal is added.
-int column(const std::string& name) {
-  const Signals& s = dae_output_signals();
-  for (std::size_t i = 0; i < s.size(); ++i)
-    if (s[i].name == name) return static_cast<int>(i);
-  throw std::logic_error("tipping table DAE: no output named " + name);
-}
-
-struct Columns {
-  int s = column("contact_position"), n = column("normal_force"), t = column("tangential_force"),
-      demand = column("friction_demand"), kin = column("kinetic_energy"), pot = column("potential_energy"),
-      tot = column("total_energy"), work = column("input_work"), c_normal = column("constraint_normal"),
-      c_rolling = column("constraint_rolling");
-};
-
-const Columns& columns() {
-  static const Columns c;
-  return c;
+/// The minimal formulation's outputs (every one, by construction), then the constraint residuals.
+const Outputs& dae_outputs() {
+  using O = Outputs;
+  static const O list = tipping_table::outputs().extended({
+      O::output("constraint_normal", "m", "contact constraint residual -px sin theta1 + py cos theta1 - r (drift)",
+                [](const auto& c) { return c.constraint_normal; }),
+      O::output("constraint_rolling", "m",
+                "rolling constraint residual r (phi - phi_support) - (s - s_support) of the ideal rolling element "
+                "(drift)",
+                [](const auto& c) { return c.constraint_rolling; }),
+  });
+  return list;
 }
 
 /// The table's summary, plus the largest constraint residuals.
 class DaeSummarizer final : public Summarizer {
  public:
-  explicit DaeSummarizer(std::unique_ptr<Summarizer> base) : base_(std::move(base)) {}
+  explicit DaeSummarizer(std::unique_ptr<Summarizer> base)
+      : base_(std::move(base)),
+        c_normal_(dae_outputs().index("constraint_normal")),
+        c_rolling_(dae_outputs().index("constraint_rolling")) {}
   void on_point(double t, const double* x, const double* y, int mode) override {
     base_->on_point(t, x, y, mode);
-    max_n_ = std::max(max_n_, std::abs(y[columns().c_normal]));
-    max_r_ = std::max(max_r_, std::abs(y[columns().c_rolling]));
+    max_n_ = std::max(max_n_, std::abs(y[c_normal_]));
+    max_r_ = std::max(max_r_, std::abs(y[c_rolling_]));
   }
   void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
     base_->on_event(t, kind, before, after, x);
@@ -88,6 +72,7 @@ class DaeSummarizer final : public Summarizer {
 
  private:
   std::unique_ptr<Summarizer> base_;
+  std::size_t c_normal_, c_rolling_;
   double max_n_ = 0, max_r_ = 0;
 };
 
@@ -103,7 +88,7 @@ class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
   }
   std::string model_name() const override { return "tipping_table"; }
   const Signals& states() const override { return dae_state_signals(); }
-  const Signals& outputs() const override { return dae_output_signals(); }
+  const Signals& outputs() const override { return dae_outputs().signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kDaeStates, x0); }
 
 
@@ -117,35 +102,26 @@ class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
     if (m_.p.friction_coefficient) g[2] = *m_.p.friction_coefficient * x[kLn] - std::abs(x[kLt]);
   }
 
-  EventOutcome on_event(double, double*, int mode, int index, int) const override {
-    EventOutcome o;
-    o.kind = witnesses_[static_cast<size_t>(index)].name;
-    o.new_mode = mode;
-    return o;
-  }
-
   void compute_outputs(double, const double* x, int, double* y) const override {
     const Params& p = m_.p;
-    const Columns& k = columns();
-    const double n = x[kLn], t = x[kLt];
-    y[k.s] = contact(x);
-    y[k.n] = n;
-    y[k.t] = t;
-    y[k.demand] = n > 0 ? std::abs(t) / n : NAN;
-    y[k.kin] = 0.5 * p.table_inertia * x[kW1] * x[kW1] + 0.5 * p.wheel_inertia * x[kW2] * x[kW2] +
-               0.5 * p.wheel_mass * (x[kVx] * x[kVx] + x[kVy] * x[kVy]);
-    y[k.pot] = p.wheel_mass * p.gravity * x[kPy];
-    y[k.tot] = y[k.kin] + y[k.pot];
-    y[k.work] = p.table_torque * (x[kTh1] - x0_[kTh1]);
-    double c[2];
-    m_.constraints(x, c);
-    y[k.c_normal] = c[0];
-    y[k.c_rolling] = -c[1];  // the element's own residual r (phi - phi_s) - (s - s_s)
+    OutputContext<double> c;
+    c.s = contact(x);
+    c.normal = x[kLn];
+    c.tangential = x[kLt];
+    c.kinetic = 0.5 * p.table_inertia * x[kW1] * x[kW1] + 0.5 * p.wheel_inertia * x[kW2] * x[kW2] +
+                0.5 * p.wheel_mass * (x[kVx] * x[kVx] + x[kVy] * x[kVy]);
+    c.potential = p.wheel_mass * p.gravity * x[kPy];
+    c.input_work = p.table_torque * (x[kTh1] - x0_[kTh1]);
+    double r[2];
+    m_.constraints(x, r);
+    c.constraint_normal = r[0];
+    c.constraint_rolling = -r[1];  // the element's own residual r (phi - phi_s) - (s - s_s)
+    dae_outputs().compute(c, y);
   }
 
   std::unique_ptr<Summarizer> make_summarizer() const override {
     return std::make_unique<DaeSummarizer>(
-        make_table_summarizer(m_.p, {kTh1, kTh2, kW1, kW2}));
+        make_table_summarizer(m_.p, {kTh1, kTh2, kW1, kW2}, outputs()));
   }
 
  private:

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
@@ -27,26 +28,32 @@ const Signals& state_signals() {
   return s;
 }
 
-namespace {
-
-enum Out { kS, kN, kT, kDemand, kKin, kPot, kTot, kWork, kOutputs };
-
-}  // namespace
-
-const Signals& output_signals() {
-  static const Signals s{
-      {"contact_position", "m", "contact point along the table from the pivot, s = r (theta1 - theta2)"},
-      {"normal_force", "N", "contact force on the wheel along the table normal"},
-      {"tangential_force", "N", "contact force on the wheel along the table, towards increasing s"},
-      {"friction_demand", "1",
-       "|tangential_force| / normal_force, the friction coefficient needed to roll, while normal_force > 0; NaN "
-       "where normal_force <= 0 (no contact: the ratio means nothing)"},
-      {"kinetic_energy", "J", "kinetic energy T"},
-      {"potential_energy", "J", "potential energy V"},
-      {"total_energy", "J", "T + V"},
-      {"input_work", "J", "work done by the table torque since the start, tau (theta1 - theta1(0))"},
-  };
-  return s;
+const Outputs& outputs() {
+  using O = Outputs;
+  static const O list{{
+      O::output("contact_position", "m", "contact point along the table from the pivot, s = r (theta1 - theta2)",
+                [](const auto& c) { return c.s; }),
+      O::output("normal_force", "N", "contact force on the wheel along the table normal",
+                [](const auto& c) { return c.normal; }),
+      O::output("tangential_force", "N", "contact force on the wheel along the table, towards increasing s",
+                [](const auto& c) { return c.tangential; }),
+      O::output("friction_demand", "1",
+                "|tangential_force| / normal_force, the friction coefficient needed to roll, while normal_force > 0; "
+                "NaN where normal_force <= 0 (no contact: the ratio means nothing)",
+                [](const auto& c) {
+                  using S = std::decay_t<decltype(c.s)>;
+                  if constexpr (std::is_same_v<S, double>)
+                    return c.normal > 0 ? std::abs(c.tangential) / c.normal : NAN;
+                  else
+                    return S(c.tangential / c.normal);  // signed for the linearisation: |.| is not differentiable at 0
+                }),
+      O::output("kinetic_energy", "J", "kinetic energy T", [](const auto& c) { return c.kinetic; }),
+      O::output("potential_energy", "J", "potential energy V", [](const auto& c) { return c.potential; }),
+      O::output("total_energy", "J", "T + V", [](const auto& c) { return c.kinetic + c.potential; }),
+      O::output("input_work", "J", "work done by the table torque since the start, tau (theta1 - theta1(0))",
+                [](const auto& c) { return c.input_work; }),
+  }};
+  return list;
 }
 
 namespace {
@@ -185,18 +192,21 @@ class DemandTracker {
 /// \param minimal where theta1, theta2, omega1, omega2 sit in the system's state.
 class TableSummarizer final : public Summarizer {
  public:
-  TableSummarizer(const Params& p, const std::array<int, kStates>& minimal)
+  TableSummarizer(const Params& p, const std::array<int, kStates>& minimal, const Signals& outputs)
       : mu_(p.friction_coefficient ? *p.friction_coefficient : NAN),
         minimal_(minimal),
+        total_(signal_index(outputs, "total_energy", "tipping table summary")),
+        work_(signal_index(outputs, "input_work", "tipping table summary")),
+        normal_(signal_index(outputs, "normal_force", "tipping table summary")),
         demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {}
   void on_point(double t, const double* x, const double* y, int) override {
-    const double e = y[kTot] - y[kWork];
+    const double e = y[total_] - y[work_];
     if (!have_e0_) {
       e0_ = e;
       have_e0_ = true;
     }
     drift_ = std::max(drift_, std::abs(e - e0_));
-    min_n_ = std::min(min_n_, y[kN]);
+    min_n_ = std::min(min_n_, y[normal_]);
     double xm[kStates];
     minimal_state(x, xm);
     demand_.point(t, xm);
@@ -239,6 +249,7 @@ class TableSummarizer final : public Summarizer {
 
   double mu_;
   std::array<int, kStates> minimal_;
+  std::size_t total_, work_, normal_;
   DemandTracker demand_;
   bool have_e0_ = false;
   double e0_ = 0, drift_ = 0, min_n_ = std::numeric_limits<double>::infinity();
@@ -256,7 +267,7 @@ class TableSystem final : public HybridSystem, public Linearizable {
   std::string model_name() const override { return "tipping_table"; }
   std::string mode_name(int) const override { return "rolling without slip"; }
   const Signals& states() const override { return state_signals(); }
-  const Signals& outputs() const override { return output_signals(); }
+  const Signals& outputs() const override { return tipping_table::outputs().signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
 
   void rhs(double, const double* x, int, double* xdot) const override {
@@ -285,28 +296,12 @@ class TableSystem final : public HybridSystem, public Linearizable {
     if (p_.friction_coefficient) g[2] = *p_.friction_coefficient * n - std::abs(t);  // smooth wherever it is ~0 (N>0)
   }
 
-  EventOutcome on_event(double, double*, int mode, int index, int) const override {
-    EventOutcome o;
-    o.kind = witnesses_[static_cast<size_t>(index)].name;
-    o.new_mode = mode;
-    return o;
-  }
-
   void compute_outputs(double, const double* x, int, double* y) const override {
-    double n, t;
-    contact_forces(p_, x, p_.table_torque, n, t);
-    y[kS] = contact_position(p_, x);
-    y[kN] = n;
-    y[kT] = t;
-    y[kDemand] = n > 0 ? std::abs(t) / n : NAN;
-    y[kKin] = kinetic_energy(p_, x);
-    y[kPot] = potential_energy(p_, x);
-    y[kTot] = y[kKin] + y[kPot];
-    y[kWork] = p_.table_torque * (x[0] - x0_[0]);
+    tipping_table::outputs().compute(context(x, p_.table_torque), y);
   }
 
   std::unique_ptr<Summarizer> make_summarizer() const override {
-    return make_table_summarizer(p_, {0, 1, 2, 3});
+    return make_table_summarizer(p_, {0, 1, 2, 3}, outputs());
   }
 
   // Linearizable: the same templated equations, with AD scalars; the input is the table torque.
@@ -318,17 +313,7 @@ class TableSystem final : public HybridSystem, public Linearizable {
   void rhs_ad(const AD* x, const AD* u, AD* xdot) const override { tipping_table::rhs(p_, x, u[0], xdot); }
   void signals_ad(const AD* x, const AD* u, AD* y) const override {
     for (int i = 0; i < kStates; ++i) y[i] = x[i];
-    AD n, t;
-    contact_forces(p_, x, u[0], n, t);
-    AD* o = y + kStates;
-    o[kS] = contact_position(p_, x);
-    o[kN] = n;
-    o[kT] = t;
-    o[kDemand] = t / n;  // signed here: |.| is not differentiable at 0
-    o[kKin] = kinetic_energy(p_, x);
-    o[kPot] = potential_energy(p_, x);
-    o[kTot] = o[kKin] + o[kPot];
-    o[kWork] = u[0] * (x[0] - x0_[0]);
+    tipping_table::outputs().compute(context(x, u[0]), y + kStates);
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"theta2"}; }
@@ -353,6 +338,18 @@ class TableSystem final : public HybridSystem, public Linearizable {
   }
 
  private:
+  /// The outputs' shared values at the minimal state x with table torque tau.
+  template <class S>
+  OutputContext<S> context(const S* x, S tau) const {
+    OutputContext<S> c;
+    contact_forces(p_, x, tau, c.normal, c.tangential);
+    c.s = contact_position(p_, x);
+    c.kinetic = kinetic_energy(p_, x);
+    c.potential = potential_energy(p_, x);
+    c.input_work = tau * (x[0] - x0_[0]);
+    return c;
+  }
+
   Params p_;
   EventActions a_;
   double x0_[kStates];
@@ -472,8 +469,9 @@ EventActions actions_from(const Scenario& sc) {
   return a;
 }
 
-std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal) {
-  return std::make_unique<TableSummarizer>(p, minimal);
+std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal,
+                                                  const Signals& outputs) {
+  return std::make_unique<TableSummarizer>(p, minimal, outputs);
 }
 
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, const EventActions& actions) {

@@ -368,7 +368,7 @@ class Loop {
       if (roots[i] == 0) continue;
       if (mode_ != step_mode) break;
       const int before = mode_;
-      EventOutcome out = sys_.on_event(t_, x_.data(), step_mode, static_cast<int>(i), roots[i]);
+      EventOutcome out = sys_.on_event(t_, x_.data(), step_mode, witnesses[i].name, roots[i]);
       out.terminal = out.terminal || witnesses[i].terminal;
       EventRecord ev;
       ev.t = t_;

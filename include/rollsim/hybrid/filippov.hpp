@@ -33,6 +33,7 @@
 ///
 /// The state vector may carry components beyond the Filippov core (e.g. an integrated dissipated energy): they
 /// are ordinary components of F± and get the same convex combination in F0, and H does not depend on them.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,23 @@
 
 namespace rollsim {
 
+/// What the engine records of a run for the summary: the modes visited and the events by kind. A model's own
+/// summary reads it (FilippovSystem::make_physics_summarizer).
+struct FilippovRecord {
+  std::string symbols;  ///< one character per mode visited, in order: '+', '-', '0' (filippov_symbol)
+  long n_stick = 0, n_slip = 0, n_crossing = 0, n_repelling = 0;
+};
+
 class FilippovSystem : public HybridSystem {
  public:
   static constexpr int kPlus = 1, kMinus = -1, kSliding = 0;
+  /// The witnesses' names: H in the regions, σ+ and σ- while sliding (an integrator that finds the events itself
+  /// reports them by these names, through mode_witnesses()).
+  static constexpr const char* kSwitchingWitness = "switching_surface";
+  static constexpr const char* kSigmaPlusWitness = "sigma_plus";
+  static constexpr const char* kSigmaMinusWitness = "sigma_minus";
+  /// The witnesses of a mode (witnesses() of every Filippov system).
+  static std::vector<Witness> mode_witnesses(int mode);
 
   // ---- what a model supplies -------------------------------------------------------------------------
   /// F+(t, x) and F-(t, x): \param x dim size(); \param f out, dim size().
@@ -64,6 +79,13 @@ class FilippovSystem : public HybridSystem {
   int sigma_trend(double t, const double* x, int which) const;
   /// Put x onto Σ. Default: Newton steps along ∇H until |H| stops decreasing (exact in one step for linear H).
   virtual void project_to_surface(double t, double* x) const;
+  /// The legend of the symbols string in the summary (what '+', '-' and '0' mean for the model).
+  virtual std::string symbol_legend() const { return "+: H > 0, -: H < 0, 0: sliding on H = 0"; }
+  /// The model's own summary items (its physics), after the engine's; the summarizer may read `record`, which
+  /// the engine updates before passing each point and event on. Default: none.
+  virtual std::unique_ptr<Summarizer> make_physics_summarizer(const FilippovRecord& /*record*/) const {
+    return nullptr;
+  }
 
   // ---- the engine ------------------------------------------------------------------------------------
   /// σ+ = ∇H·F+ and σ- = ∇H·F- at (t, x).
@@ -81,12 +103,16 @@ class FilippovSystem : public HybridSystem {
   int initial_mode(const double* x0) const override { return classify_initial(0.0, x0); }
   void rhs(double t, const double* x, int mode, double* xdot) const override;
   bool jacobian(double t, const double* x, int mode, double* J) const override;
-  std::vector<Witness> witnesses(int mode) const override;
+  std::vector<Witness> witnesses(int mode) const override { return mode_witnesses(mode); }
   void witness_values(double t, const double* x, int mode, double* g) const override;
   /// Mode ±1: dH/dt = σ±; mode 0: sigma_rates().
   void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const override;
   RegionCheck region_check(double t, const double* x, int mode, const double* err) const override;
-  EventOutcome on_event(double t, double* x, int mode, int index, int crossing_direction) const override;
+  EventOutcome on_event(double t, double* x, int mode, const std::string& witness,
+                        int crossing_direction) const override;
+  /// The summary: the modes visited (key symbols) and the counts n_stick, n_slip, n_<crossing_kind()>,
+  /// n_repelling, then the model's items (make_physics_summarizer()).
+  std::unique_ptr<Summarizer> make_summarizer() const override;
   std::vector<std::string> event_extras() const override { return {"sigma_plus", "sigma_minus", "residual"}; }
 };
 

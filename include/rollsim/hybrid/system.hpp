@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rollsim/core/signal.hpp"
@@ -115,9 +116,9 @@ class HybridSystem {
     return false;
   }
 
-  /// The witnesses active in a mode, and their values.
-  virtual std::vector<Witness> witnesses(int mode) const = 0;
-  virtual void witness_values(double t, const double* x, int mode, double* g) const = 0;
+  /// The witnesses active in a mode, and their values (default: none).
+  virtual std::vector<Witness> witnesses(int /*mode*/) const { return {}; }
+  virtual void witness_values(double /*t*/, const double* /*x*/, int /*mode*/, double* /*g*/) const {}
   /// The time derivatives of the witnesses along the motion, used to find their extrema inside a step
   /// (grazing). \param xdot the state's time derivative at (t, x) (from the integrator's dense output).
   /// Default: a forward difference of witness_values along xdot.
@@ -130,12 +131,16 @@ class HybridSystem {
   virtual bool energy_ledger(double /*t*/, const double* /*x*/, int /*mode*/, EnergyLedger& /*e*/) const {
     return false;
   }
-  /// Handle witness `index` reaching zero at t (the state may be projected in place).
-  virtual EventOutcome on_event(double t, double* x, int mode, int index, int crossing_direction) const = 0;
+  /// Handle the witness named `witness` (one of witnesses(mode)) reaching zero at t, crossing in
+  /// `crossing_direction` (+1 rising, -1 falling); the state may be projected in place. Default: the event is
+  /// logged under the witness's name, the mode and the state are kept.
+  virtual EventOutcome on_event(double t, double* x, int mode, const std::string& witness,
+                                int crossing_direction) const;
 
   /// Output signals at a state. \param y out, dim outputs().size().
   virtual void compute_outputs(double t, const double* x, int mode, double* y) const = 0;
-  virtual std::unique_ptr<Summarizer> make_summarizer() const = 0;
+  /// The model's summary of a run; nullptr (the default) when it has none.
+  virtual std::unique_ptr<Summarizer> make_summarizer() const { return nullptr; }
   /// A model-specific integrator (closed-form propagation between events) for solver.method = "exact";
   /// nullptr when the model has none.
   virtual std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const;
@@ -146,6 +151,10 @@ class HybridSystem {
   /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
   virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
 };
+
+/// The position of the witness `name` in `witnesses` (e.g. an integrator reporting a root it found itself).
+/// \throws std::logic_error when there is none.
+std::size_t witness_index(const std::vector<Witness>& witnesses, std::string_view name);
 
 /// A time step that moves x along the field f by about `relative` of the state's size (max(1, |x|_inf)), for
 /// difference quotients along the flow; 0 where f is zero or not finite.

@@ -1,8 +1,11 @@
 #pragma once
 /// \file The wheel on the tipping table as a runnable system (ODE formulation), and its scenario keys.
 #include <array>
+#include <cmath>
 #include <memory>
 
+#include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
 #include "rollsim/models/tipping_table.hpp"
@@ -36,16 +39,32 @@ std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0, con
 
 /// The states of the minimal (ODE) formulation: theta1, theta2, omega1, omega2 (the DAE's columns use them too).
 const Signals& state_signals();
-/// The output signals of the tipping table (both formulations start with these, in this order).
-const Signals& output_signals();
+/// What the table's outputs share at one state: every formulation fills it from its own coordinates (a field
+/// no formulation sets stays NaN, and the test comparing the formulations by name fails).
+template <class S>
+struct OutputContext {
+  S s = S(NAN);                   ///< contact position [m]
+  S normal = S(NAN);              ///< contact forces [N]
+  S tangential = S(NAN);
+  S kinetic = S(NAN);             ///< energies [J]
+  S potential = S(NAN);
+  S input_work = S(NAN);          ///< tau (theta1 - theta1(0)) [J]
+  S constraint_normal = S(NAN);   ///< the constrained formulation's residuals [m]
+  S constraint_rolling = S(NAN);
+};
+using Outputs = OutputList<OutputContext, double, Linearizable::AD>;
+/// The outputs of the minimal formulation; the constrained one extends them (tipping_table_dae.cpp).
+const Outputs& outputs();
 /// The friction demand's window in the summary: friction_demand_max_loaded is the largest |T_c|/N while
 /// N >= this fraction of the wheel's weight m_w g.
 inline constexpr double kDemandWindowFraction = 0.1;
 
 /// The table's summary (energy drift, smallest N, the friction demand's supremum and its largest value while
 /// N >= kDemandWindowFraction m_w g, both located exactly between points, event times). \param minimal the
-/// positions of theta1, theta2, omega1, omega2 in the system's state.
-std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal);
+/// positions of theta1, theta2, omega1, omega2 in the system's state; \param outputs the system's outputs (the
+/// summary reads its columns by name).
+std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal,
+                                                  const Signals& outputs);
 
 /// The conserved quantity T + V - tau theta1 [J] (the torque's work is counted).
 double energy_with_input(const Params& p, const double* x);

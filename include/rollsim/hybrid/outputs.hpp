@@ -1,0 +1,96 @@
+#pragma once
+/// \file A model's outputs, declared once: each with its signal (name, unit, description) and its own compute
+/// function of a per-evaluation context. HybridSystem::outputs() and compute_outputs() derive from the list, and
+/// so does the linearisation's signals_ad() when the functions are generic over the scalar.
+///
+/// A model defines a context `template <class S> struct Ctx` that holds what its outputs share (e.g. the contact
+/// forces, computed once per evaluation) and fills it from (t, x, mode); each output is a captureless (generic)
+/// lambda of `const Ctx<S>&`. `Scalars` lists the scalar types the functions are compiled for (double, and an
+/// automatic-differentiation scalar for a Linearizable model). Evaluating calls one function pointer per output:
+/// no allocation.
+///
+///   template <class S> struct Ctx { S n, t; };
+///   using Outputs = OutputList<Ctx, double>;
+///   static const Outputs list{{
+///       Outputs::output("normal_force", "N", "...", [](const auto& c) { return c.n; }),
+///   }};
+///
+/// A second formulation of the same model extends a list (extended()): it keeps every output of the first, in
+/// its order, names and units, and adds its own; index() finds a column by name.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "rollsim/core/signal.hpp"
+
+namespace rollsim {
+
+/// The position of the signal `name` in `signals`. \throws std::logic_error naming `what` when there is none
+/// (a programming error: the names are the model's own).
+inline std::size_t signal_index(const Signals& signals, std::string_view name, std::string_view what) {
+  for (std::size_t i = 0; i < signals.size(); ++i)
+    if (signals[i].name == name) return i;
+  throw std::logic_error(std::string(what) + ": no signal named " + std::string(name));
+}
+
+template <template <class> class Ctx, class... Scalars>
+class OutputList {
+ public:
+  /// One output: its signal and its compute function for each scalar type.
+  struct Output {
+    Signal signal;
+    std::tuple<Scalars (*)(const Ctx<Scalars>&)...> compute;
+  };
+
+  /// An output from a captureless lambda of `const Ctx<S>&` (generic when there are several scalar types); its
+  /// result is converted to S (an expression of AD scalars becomes an AD scalar).
+  template <class F>
+  static Output output(std::string name, std::string unit, std::string description, F) {
+    return {{std::move(name), std::move(unit), std::move(description)}, {&call<F, Scalars>...}};
+  }
+
+  OutputList() = default;
+  explicit OutputList(std::vector<Output> list) : list_(std::move(list)) {
+    for (const auto& o : list_) {
+      for (const auto& s : signals_)
+        if (s.name == o.signal.name) throw std::logic_error("outputs: the name " + s.name + " is declared twice");
+      signals_.push_back(o.signal);
+    }
+  }
+
+  /// This list followed by `more` (a formulation's own outputs after the shared ones).
+  OutputList extended(std::vector<Output> more) const {
+    std::vector<Output> all = list_;
+    for (auto& o : more) all.push_back(std::move(o));
+    return OutputList(std::move(all));
+  }
+
+  OutputList extended(const OutputList& more) const { return extended(more.list_); }
+
+  const Signals& signals() const { return signals_; }
+  std::size_t size() const { return list_.size(); }
+  /// The column of the output `name`; std::logic_error when there is none.
+  std::size_t index(std::string_view name) const { return signal_index(signals_, name, "outputs"); }
+
+  /// Every output at the context c. \param y out, dim size().
+  template <class S>
+  void compute(const Ctx<S>& c, S* y) const {
+    for (std::size_t i = 0; i < list_.size(); ++i) y[i] = std::get<S (*)(const Ctx<S>&)>(list_[i].compute)(c);
+  }
+
+ private:
+  template <class F, class S>
+  static S call(const Ctx<S>& c) {
+    return S(F{}(c));  // a captureless lambda is default-constructible
+  }
+
+  std::vector<Output> list_;
+  Signals signals_;
+};
+
+}  // namespace rollsim
