@@ -103,30 +103,44 @@ class PendulumSystem final : public HybridSystem, public Linearizable {
 };
 
 std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
-  const Params d;
-  std::vector<KeySpec> v{
-      real_key("parameters.mass1", "kg", "first (inner) point mass m1").with_default(d.mass1).positive(),
-      real_key("parameters.mass2", "kg", "second (outer) point mass m2").with_default(d.mass2).positive(),
-      real_key("parameters.length1", "m", "first link length l1 (pivot to m1)").with_default(d.length1).positive(),
-      real_key("parameters.length2", "m", "second link length l2 (m1 to m2)").with_default(d.length2).positive(),
-      real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").with_default(d.gravity).non_negative(),
-      real_key("parameters.damping1", "N m s", "viscous damping c1 at the pivot: torque -c1 theta1'")
-          .with_default(d.damping1)
-          .non_negative(),
-      real_key("parameters.damping2", "N m s", "viscous damping c2 at the elbow: torque -c2 (theta2' - theta1')")
-          .with_default(d.damping2)
-          .non_negative(),
-      real_key("initial.theta1", "rad", "first link's angle from the downward vertical").with_default(0.0),
-      real_key("initial.theta2", "rad", "second link's angle from the downward vertical").with_default(0.0),
-      real_key("initial.omega1", "rad/s", "first link's angular velocity").with_default(0.0),
-      real_key("initial.omega2", "rad/s", "second link's angular velocity").with_default(0.0),
-      string_key("title", "", {}, "a title for plots and reports"),
-  };
+  std::vector<KeySpec> v = parameters().keys();
+  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
+  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   return v;
 }
 
 }  // namespace
+
+const Parameters<Params>& parameters() {
+  static const Parameters<Params> list{
+      "double_pendulum parameters",
+      {
+          param(&Params::mass1, real_key("parameters.mass1", "kg", "first (inner) point mass m1").positive()),
+          param(&Params::mass2, real_key("parameters.mass2", "kg", "second (outer) point mass m2").positive()),
+          param(&Params::length1, real_key("parameters.length1", "m", "first link length l1 (pivot to m1)").positive()),
+          param(&Params::length2, real_key("parameters.length2", "m", "second link length l2 (m1 to m2)").positive()),
+          param(&Params::gravity, real_key("parameters.gravity", "m/s^2", "gravitational acceleration g").non_negative()),
+          param(&Params::damping1,
+                real_key("parameters.damping1", "N m s", "viscous damping c1 at the pivot: torque -c1 theta1'").non_negative()),
+          param(&Params::damping2, real_key("parameters.damping2", "N m s",
+                                            "viscous damping c2 at the elbow: torque -c2 (theta2' - theta1')")
+                                       .non_negative()),
+      }};
+  return list;
+}
+
+const Parameters<InitialState>& initial_values() {
+  static const Parameters<InitialState> list{
+      "double_pendulum initial values",
+      {
+          element<InitialState>(0, real_key("initial.theta1", "rad", "first link's angle from the downward vertical")),
+          element<InitialState>(1, real_key("initial.theta2", "rad", "second link's angle from the downward vertical")),
+          element<InitialState>(2, real_key("initial.omega1", "rad/s", "first link's angular velocity")),
+          element<InitialState>(3, real_key("initial.omega2", "rad/s", "second link's angular velocity")),
+      }};
+  return list;
+}
 
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0) {
   return std::make_unique<PendulumSystem>(p, x0);
@@ -138,17 +152,8 @@ ModelEntry model_entry() {
   e.description = "damped double pendulum: two point masses on massless links, viscous joint damping";
   e.schema = schema;
   e.make_system = [](const Scenario& sc) {
-    Params p;
-    p.mass1 = sc.real("parameters.mass1");
-    p.mass2 = sc.real("parameters.mass2");
-    p.length1 = sc.real("parameters.length1");
-    p.length2 = sc.real("parameters.length2");
-    p.gravity = sc.real("parameters.gravity");
-    p.damping1 = sc.real("parameters.damping1");
-    p.damping2 = sc.real("parameters.damping2");
-    const double x0[4] = {sc.real("initial.theta1"), sc.real("initial.theta2"), sc.real("initial.omega1"),
-                          sc.real("initial.omega2")};
-    return make_system(p, x0);
+    const InitialState x0 = initial_values().read(sc);
+    return make_system(parameters().read(sc), x0.data());
   };
   return e;
 }

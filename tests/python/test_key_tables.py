@@ -44,8 +44,11 @@ class KeyTables(unittest.TestCase):
             for begin, end, _ in found:
                 documented.update(re.findall(r"^\| `([^`]+)` \|", "\n".join(lines[begin + 1:end]), re.M))
         names = models()
-        self.assertEqual(len(names), 4, names)
-        for model in names:
+        builtin = {"tipping_table", "carriage_pendulum", "rolling_disk", "relay_feedback", "double_pendulum"}
+        self.assertTrue(builtin <= set(names), names)
+        # The user model's parameters and initial values are named by the scenario itself: its keys are
+        # documented in docs/user-models.md, not generated.
+        for model in [m for m in names if m != "lagrangian"]:
             table = synth.rollsim("keys", model, "--markdown", "--section", "parameters", "--section", "initial").stdout
             keys = re.findall(r"^\| `([^`]+)` \|", table, re.M)
             self.assertTrue(keys, model)

@@ -15,11 +15,13 @@
 /// falls at the rate the dampers dissipate, P = c1 theta1'^2 + c2 (theta2' - theta1')^2; the state carries the
 /// dissipated energy D (D' = P), so that E + D is conserved (the self-audit's energy ledger).
 /// State: theta1 rad, theta2 rad, omega1 rad/s, omega2 rad/s, dissipated_energy J.
+#include <array>
 #include <cmath>
 #include <memory>
 
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
+#include "rollsim/scenario/parameters.hpp"
 
 namespace rollsim::double_pendulum {
 
@@ -56,5 +58,13 @@ void rhs(const Params& p, const S* x, S tau, S* xdot) {
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0);
 
 ModelEntry model_entry();
+
+/// The [initial] state [theta1 rad, theta2 rad, omega1 rad/s, omega2 rad/s].
+using InitialState = std::array<double, 4>;
+/// The [parameters] keys, each declared once and bound to its member of Params (whose initializers are the
+/// defaults).
+const Parameters<Params>& parameters();
+/// The [initial] keys, bound to the elements of the initial state.
+const Parameters<InitialState>& initial_values();
 
 }  // namespace rollsim::double_pendulum
