@@ -9,6 +9,7 @@
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
+#include "rollsim/models/lagrangian.hpp"
 
 namespace rollsim::cli {
 
@@ -91,6 +92,17 @@ void print_summary(const RunResult& res, const std::string& out_path) {
   std::printf("\nsamples %zu, events %zu\n", res.n_samples, res.n_events);
   if (!out_path.empty())
     std::printf("%s %s\n", res.completed() ? "wrote" : "kept partial results (completed = 0) in", out_path.c_str());
+}
+
+void print_model_setup(const HybridSystem& system) {
+  const auto* user = dynamic_cast<const lagrangian::UserModel*>(&system);
+  if (!user) return;
+  const auto& s = user->setup_times();
+  std::printf("model setup      derivation %.3f s, source %.3f s, ", s.derive_seconds, s.generate_seconds);
+  if (s.from_cache)
+    std::printf("kernels from the cache (%s)\n", s.library.c_str());
+  else
+    std::printf("compilation %.3f s (%s)\n", s.compile_seconds, s.library.c_str());
 }
 
 CLI::App* check_command(CLI::App& app) {

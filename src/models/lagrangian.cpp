@@ -1,6 +1,7 @@
 #include "rollsim/models/lagrangian.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -187,6 +188,7 @@ struct Compiled {
                  outputs_jac = nullptr, witnesses = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
   std::size_t in_size = 0, in_qd = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   std::string title;
+  SetupTimes setup;
 };
 
 /// Per-thread scratch: no heap allocation once the sizes are reached.
@@ -390,7 +392,7 @@ std::vector<Witness> user_witnesses(const Compiled& c) {
 
 // ---- the smooth ODE --------------------------------------------------------------------------------------
 
-class SmoothSystem final : public HybridSystem, public Linearizable {
+class SmoothSystem final : public HybridSystem, public Linearizable, public UserModel {
  public:
   SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
@@ -398,6 +400,7 @@ class SmoothSystem final : public HybridSystem, public Linearizable {
     outputs_ = output_signals(*c_);
   }
   std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
@@ -502,7 +505,7 @@ void SmoothSystem::signals_ad(const AD* x, const AD*, AD* y) const {
 
 // ---- the Coulomb contact (Filippov) ------------------------------------------------------------------------
 
-class ContactSystem final : public FilippovSystem {
+class ContactSystem final : public FilippovSystem, public UserModel {
  public:
   ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
@@ -512,6 +515,7 @@ class ContactSystem final : public FilippovSystem {
     d_index_ = 2 * c_->n + (c_->has_forces ? 1 : 0);
   }
   std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
@@ -599,7 +603,7 @@ class ContactSystem final : public FilippovSystem {
 
 // ---- holonomic constraints (DAE) -------------------------------------------------------------------------
 
-class ConstrainedUserSystem final : public HybridSystem {
+class ConstrainedUserSystem final : public HybridSystem, public UserModel {
  public:
   ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
@@ -608,6 +612,7 @@ class ConstrainedUserSystem final : public HybridSystem {
     outputs_ = output_signals(*c_);
   }
   std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
   Formulation formulation() const override { return Formulation::Dae; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
@@ -874,17 +879,23 @@ std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
   } catch (const std::exception& e) {
     throw InputError(sc.origin("model"), std::string("deriving the equations of motion failed: ") + e.what());
   }
+  c->setup.derive_seconds = dv.seconds;
   std::string source;
+  const auto generate_start = std::chrono::steady_clock::now();
   try {
     source = symbolic::generate_source(dv.kernels, m.inputs());
   } catch (const std::invalid_argument& e) {
     throw InputError(sc.origin("model"), std::string("the model uses an operation rollsim cannot compile: ") + e.what());
   }
+  c->setup.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - generate_start).count();
   try {
     c->lib = symbolic::CompiledKernels::load(source);
   } catch (const symbolic::CompileError& e) {
     throw InputError(sc.origin("model"), e.what());
   }
+  c->setup.compile_seconds = c->lib->compile_seconds();
+  c->setup.from_cache = c->lib->from_cache();
+  c->setup.library = c->lib->library_path();
 
   const symbolic::InputLayout lay(m);
   c->n = m.n();
