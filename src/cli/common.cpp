@@ -9,7 +9,6 @@
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
-#include "rollsim/models/lagrangian.hpp"
 
 namespace rollsim::cli {
 
@@ -95,14 +94,8 @@ void print_summary(const RunResult& res, const std::string& out_path) {
 }
 
 void print_model_setup(const HybridSystem& system) {
-  const auto* user = dynamic_cast<const lagrangian::UserModel*>(&system);
-  if (!user) return;
-  const auto& s = user->setup_times();
-  std::printf("model setup      derivation %.3f s, source %.3f s, ", s.derive_seconds, s.generate_seconds);
-  if (s.from_cache)
-    std::printf("kernels from the cache (%s)\n", s.library.c_str());
-  else
-    std::printf("compilation %.3f s (%s)\n", s.compile_seconds, s.library.c_str());
+  const std::string text = model_setup_text(system);
+  if (!text.empty()) std::printf("model setup      %s\n", text.c_str());
 }
 
 CLI::App* check_command(CLI::App& app) {
