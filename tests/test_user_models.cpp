@@ -265,6 +265,9 @@ TEST_CASE("user model: bad input inside expressions names file:line:column, the 
   // An unknown function and a bad count of arguments.
   expect_input_error(with_kinetic("1/2*m*dr(x)^2"), {"unknown function 'dr'", "did you mean 'der'"});
   expect_input_error(with_kinetic("1/2*m*der(x)^2", "atan2(x)"), {"atan2() takes 2 arguments, not 1"});
+  // A body's key inside an array of tables keeps its position.
+  expect_input_error("model = \"lagrangian\"\n[parameters]\nm = 1.0\ng = 9.81\n[coordinates]\nx = \"m\"\n[[bodies]]\nmass = \"m\"\ny = \"der(x)\"\n",
+                     {"bad.toml:9:6", "bodies.0.y", "der() is not allowed here"});
   // Unbalanced parentheses.
   expect_input_error(with_kinetic("1/2*m*(der(x)^2"), {"missing ')'"});
 }

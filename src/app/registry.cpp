@@ -1,11 +1,13 @@
 #include "rollsim/app/registry.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
 
+#include "rollsim/models/lagrangian.hpp"
 #include "rollsim/models/model_entry.hpp"
 
 /// The built-in models, one line each, in the order --help lists them: X(ns) names the namespace rollsim::ns
@@ -112,6 +114,18 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
 Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
   return load_scenario_text(text, path, overrides, model_schemas());
+}
+
+std::string model_setup_text(const HybridSystem& system) {
+  const auto* user = dynamic_cast<const lagrangian::UserModel*>(&system);
+  if (!user) return "";
+  const auto& s = user->setup_times();
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "derivation %.3f s, source %.3f s, ", s.derive_seconds, s.generate_seconds);
+  std::string text = buf;
+  if (s.from_cache) return text + "kernels from the cache (" + s.library + ")";
+  std::snprintf(buf, sizeof buf, "compilation %.3f s (", s.compile_seconds);
+  return text + buf + s.library + ")";
 }
 
 std::vector<KeySpec> common_keys() {

@@ -58,6 +58,7 @@ int bench_command(const BenchArgs& a) {
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   std::printf("scenario          %s\n", a.scenario.c_str());
+  print_model_setup(*system);
   std::printf("runs              %zu (%s; no output file; samples every %g computed and discarded)\n", times.size(),
               a.repeat > 0 ? "-n" : "about 2 s in all", opt.output_dt);
   std::printf("termination       %s at t = %.10g %s\n", last.termination.c_str(), last.t_final,

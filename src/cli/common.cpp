@@ -93,6 +93,11 @@ void print_summary(const RunResult& res, const std::string& out_path) {
     std::printf("%s %s\n", res.completed() ? "wrote" : "kept partial results (completed = 0) in", out_path.c_str());
 }
 
+void print_model_setup(const HybridSystem& system) {
+  const std::string text = model_setup_text(system);
+  if (!text.empty()) std::printf("model setup      %s\n", text.c_str());
+}
+
 CLI::App* check_command(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App* a) { return a->get_name() == "check"; })) return sub;
   CLI::App* check = app.add_subcommand("check", "Consistency checks of the models and solvers");

@@ -31,6 +31,10 @@ void warn_result_size(const Scenario& sc, const HybridSystem& system, const Simu
 /// Print a run's summary and solver work to stdout.
 void print_summary(const RunResult& res, const std::string& out_path);
 
+/// For a user model (model = "lagrangian"), print to stdout how long its setup took: the derivation, the
+/// generated source, and the compilation or the cache. Prints nothing for other models.
+void print_model_setup(const HybridSystem& system);
+
 /// The "check" subcommand group: returns the existing one, or creates it. Every `check` command adds itself to it.
 CLI::App* check_command(CLI::App& app);
 

@@ -72,7 +72,10 @@ int run_command(const RunArgs& a) {
     }
     throw IoError("writing " + out + ": " + e.what() + kept);
   }
-  if (!a.quiet) print_summary(res, out);
+  if (!a.quiet) {
+    print_model_setup(*system);
+    print_summary(res, out);
+  }
   if (res.status == "solver_failure" || res.status == "audit_failure") {
     std::fprintf(stderr, "rollsim: %s: %s; partial results kept in %s (completed = 0)\n", failure_label(res.status),
                  res.message.c_str(), out.c_str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -167,7 +168,7 @@ bool linear_in(const ex& e, const std::vector<ex>& rates) {
 
 // ---- the smooth ODE --------------------------------------------------------------------------------------
 
-class SmoothSystem final : public HybridSystem, public Linearizable {
+class SmoothSystem final : public HybridSystem, public Linearizable, public UserModel {
  public:
   SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
@@ -175,6 +176,7 @@ class SmoothSystem final : public HybridSystem, public Linearizable {
     outputs_ = output_signals(*c_);
   }
   std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
@@ -273,7 +275,7 @@ void SmoothSystem::signals_ad(const AD* x, const AD*, AD* y) const {
 
 // ---- the Coulomb contact (Filippov) ------------------------------------------------------------------------
 
-class ContactSystem final : public FilippovSystem {
+class ContactSystem final : public FilippovSystem, public UserModel {
  public:
   ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
@@ -283,6 +285,7 @@ class ContactSystem final : public FilippovSystem {
     d_index_ = 2 * c_->n + (c_->has_forces ? 1 : 0);
   }
   std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
@@ -370,7 +373,7 @@ class ContactSystem final : public FilippovSystem {
 
 // ---- holonomic constraints (DAE) -------------------------------------------------------------------------
 
-class ConstrainedUserSystem final : public HybridSystem {
+class ConstrainedUserSystem final : public HybridSystem, public UserModel {
  public:
   ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
     states_ = state_signals(*c_);
@@ -379,6 +382,7 @@ class ConstrainedUserSystem final : public HybridSystem {
     outputs_ = output_signals(*c_);
   }
   std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
   Formulation formulation() const override { return Formulation::Dae; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
@@ -540,9 +544,11 @@ std::string model_text_key(const Scenario& sc) {
 struct DerivedModel {
   std::shared_ptr<symbolic::CompiledKernels> lib;
   symbolic::Derivation flags;  ///< without its kernels
+  SetupTimes setup;
 };
 
-/// The derivation and the compiled kernels of a model, derived once per process for each model text.
+/// The derivation and the compiled kernels of a model, once per process for each model text; the compiled
+/// library is cached on disk under the same text, so a run that finds it derives nothing.
 DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel& m, const Scenario& sc) {
   static std::mutex mutex;
   static std::map<std::string, DerivedModel> cache;
@@ -553,21 +559,28 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
   }
   DerivedModel out;
   try {
-    out.flags = symbolic::derive(m);
+    out.lib = symbolic::CompiledKernels::find(key);
+    if (out.lib) {
+      out.flags = symbolic::derivation_flags(m);
+    } else {
+      out.flags = symbolic::derive(m);
+      out.setup.derive_seconds = out.flags.seconds;
+      const auto generate_start = std::chrono::steady_clock::now();
+      const std::string source = symbolic::generate_source(out.flags.kernels, m.inputs());
+      out.setup.generate_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - generate_start).count();
+      out.lib = symbolic::CompiledKernels::load(source, key);
+    }
+  } catch (const symbolic::CompileError& e) {
+    throw InputError(sc.origin("model"), e.what());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(sc.origin("model"), std::string("the model uses an operation rollsim cannot compile: ") + e.what());
   } catch (const std::exception& e) {
     throw InputError(sc.origin("model"), std::string("deriving the equations of motion failed: ") + e.what());
   }
-  std::string source;
-  try {
-    source = symbolic::generate_source(out.flags.kernels, m.inputs());
-  } catch (const std::invalid_argument& e) {
-    throw InputError(sc.origin("model"), std::string("the model uses an operation rollsim cannot compile: ") + e.what());
-  }
-  try {
-    out.lib = symbolic::CompiledKernels::load(source);
-  } catch (const symbolic::CompileError& e) {
-    throw InputError(sc.origin("model"), e.what());
-  }
+  out.setup.compile_seconds = out.lib->compile_seconds();
+  out.setup.from_cache = out.lib->from_cache();
+  out.setup.library = out.lib->library_path();
   out.flags.kernels.clear();
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, out);
@@ -694,6 +707,7 @@ std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
   const std::string model_key = model_text_key(sc);
   const DerivedModel dm = derived_model(model_key, m, sc);
   c->lib = dm.lib;
+  c->setup = dm.setup;
   const symbolic::Derivation& dv = dm.flags;
 
   const symbolic::InputLayout lay(m);

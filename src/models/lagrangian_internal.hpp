@@ -10,6 +10,7 @@
 
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/system.hpp"
+#include "rollsim/models/lagrangian.hpp"
 #include "rollsim/symbolic/codegen.hpp"
 
 namespace rollsim::lagrangian::detail {
@@ -41,6 +42,7 @@ struct Compiled {
                  outputs_jac = nullptr, witnesses = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
   std::size_t in_size = 0, in_qd = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   std::string title;
+  SetupTimes setup;
 };
 
 /// Per-thread scratch: no heap allocation once the sizes are reached.

@@ -676,12 +676,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
       }
       if (it == by_path.end() && node.is_array_of_tables() && prefixes.count(key)) {
         const auto& a = *node.as_array();
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          toml::table element = *a.get(i)->as_table();
-          toml::table wrapped;
-          wrapped.insert(std::to_string(i), std::move(element));
-          walk(wrapped, key);
-        }
+        for (std::size_t i = 0; i < a.size(); ++i) walk(*a.get(i)->as_table(), key + "." + std::to_string(i));
         continue;
       }
       if (it == by_path.end() && prefix.empty() && sections.count(key))

@@ -245,58 +245,76 @@ KernelFunction CompiledKernels::get(const std::string& name) const {
   return reinterpret_cast<KernelFunction>(f);
 }
 
-std::shared_ptr<CompiledKernels> CompiledKernels::load(const std::string& source) {
-  const std::string compiler = compiler_command();
-  const std::string key = content_hash(std::string(kGeneratorVersion) + "\n" + compiler + "\n" + kFlags + "\n" + source);
+namespace {
+
+std::string library_path_for(const std::string& key) {
+  const std::string id =
+      content_hash(std::string(kGeneratorVersion) + "\n" + compiler_command() + "\n" + kFlags + "\n" + key);
+  return cache_directory() + "/model-" + id + ".so";
+}
+
+}  // namespace
+
+std::shared_ptr<CompiledKernels> CompiledKernels::find(const std::string& key) {
+  const std::string path = library_path_for(key);
+  if (!std::filesystem::exists(path)) return nullptr;
+  std::shared_ptr<CompiledKernels> k(new CompiledKernels());
+  k->path_ = path;
+  k->from_cache_ = true;
+  k->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!k->handle_)
+    throw CompileError(std::string("cannot load the compiled model ") + path + ": " + dlerror() +
+                       "; delete it to have it compiled again");
+  return k;
+}
+
+std::shared_ptr<CompiledKernels> CompiledKernels::load(const std::string& source, const std::string& key) {
   const std::string dir = cache_directory();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
     throw CompileError("cannot create the model cache folder " + dir + ": " + ec.message() +
                        "; set XDG_CACHE_HOME to a writable folder");
-  std::shared_ptr<CompiledKernels> k(new CompiledKernels());
-  k->path_ = dir + "/model-" + key + ".so";
-  if (!std::filesystem::exists(k->path_)) {
-    const auto start = std::chrono::steady_clock::now();
-    const std::string stem = dir + "/tmp-" + key + "-" + std::to_string(getpid());
-    {
-      std::ofstream out(stem + ".cpp");
-      out << source;
-      if (!out) throw CompileError("cannot write " + stem + ".cpp; set XDG_CACHE_HOME to a writable folder");
-    }
-    std::vector<std::string> argv = split_words(compiler);
-    for (auto& f : split_words(kFlags)) argv.push_back(f);
-    argv.insert(argv.end(), {"-o", stem + ".so", stem + ".cpp"});
-    const int rc = run_program(argv, stem + ".log");
-    if (rc != 0) {
-      std::string log;
-      {
-        std::ifstream in(stem + ".log");
-        std::stringstream ss;
-        ss << in.rdbuf();
-        log = ss.str();
-      }
-      if (log.size() > 2000) log = log.substr(0, 2000) + "\n[...]";
-      std::filesystem::remove(stem + ".so", ec);
-      if (rc < 0 || rc == 127)
-        throw CompileError("the C++ compiler '" + argv[0] +
-                           "' could not be started; a user model is compiled at run time: install g++ (Debian: apt-get "
-                           "install g++) or name a compiler in ROLLSIM_CXX");
-      throw CompileError("compiling the model failed (" + quoted_for_message(argv) + ", exit " + std::to_string(rc) +
-                         "); the generated source is kept in " + stem + ".cpp; the compiler said:\n" + log);
-    }
-    std::filesystem::rename(stem + ".so", k->path_, ec);  // atomic: a concurrent run sees all of it or none
-    if (ec) throw CompileError("cannot move the compiled model into " + k->path_ + ": " + ec.message());
-    std::filesystem::remove(stem + ".cpp", ec);
-    std::filesystem::remove(stem + ".log", ec);
-    k->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } else {
-    k->from_cache_ = true;
+  const std::string path = library_path_for(key);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string stem = dir + "/tmp-" + content_hash(key) + "-" + std::to_string(getpid());
+  {
+    std::ofstream out(stem + ".cpp");
+    out << source;
+    if (!out) throw CompileError("cannot write " + stem + ".cpp; set XDG_CACHE_HOME to a writable folder");
   }
-  k->handle_ = dlopen(k->path_.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!k->handle_)
-    throw CompileError(std::string("cannot load the compiled model ") + k->path_ + ": " + dlerror() +
-                       "; delete it to have it compiled again");
+  std::vector<std::string> argv = split_words(compiler_command());
+  for (auto& f : split_words(kFlags)) argv.push_back(f);
+  argv.insert(argv.end(), {"-o", stem + ".so", stem + ".cpp"});
+  const int rc = run_program(argv, stem + ".log");
+  if (rc != 0) {
+    std::string log;
+    {
+      std::ifstream in(stem + ".log");
+      std::stringstream ss;
+      ss << in.rdbuf();
+      log = ss.str();
+    }
+    if (log.size() > 2000) log = log.substr(0, 2000) + "\n[...]";
+    std::filesystem::remove(stem + ".so", ec);
+    std::filesystem::remove(stem + ".log", ec);
+    if (rc < 0 || rc == 127) {
+      std::filesystem::remove(stem + ".cpp", ec);
+      throw CompileError("the C++ compiler '" + argv[0] +
+                         "' could not be started; a user model is compiled at run time: install g++ (Debian: apt-get "
+                         "install g++) or name a compiler in ROLLSIM_CXX");
+    }
+    throw CompileError("compiling the model failed (" + quoted_for_message(argv) + ", exit " + std::to_string(rc) +
+                       "); the generated source is kept in " + stem + ".cpp; the compiler said:\n" + log);
+  }
+  std::filesystem::rename(stem + ".so", path, ec);  // atomic: a concurrent run sees all of it or none
+  if (ec) throw CompileError("cannot move the compiled model into " + path + ": " + ec.message());
+  std::filesystem::remove(stem + ".cpp", ec);
+  std::filesystem::remove(stem + ".log", ec);
+  auto k = find(key);
+  if (!k) throw CompileError("the compiled model " + path + " vanished from the cache while loading it");
+  k->from_cache_ = false;
+  k->compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return k;
 }
 

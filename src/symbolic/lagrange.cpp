@@ -69,19 +69,29 @@ std::vector<ex> concat(std::initializer_list<const std::vector<ex>*> parts) {
 
 }  // namespace
 
+Derivation derivation_flags(const LagrangeModel& m) {
+  Derivation out;
+  out.explicit_time = (m.kinetic - m.potential).has(m.t);
+  for (const auto& f : m.forces) out.has_forces = out.has_forces || !f.is_zero();
+  if (m.has_contact) {
+    GiNaC::exmap zero_rates;
+    for (const auto& v : m.qd) zero_rates[v] = 0;
+    out.friction_dissipates = m.slip_velocity.subs(zero_rates).normal().is_zero();
+  }
+  out.n_extra = (out.has_forces ? 1 : 0) + (m.has_contact ? 1 : 0) + (out.explicit_time ? 1 : 0);
+  return out;
+}
+
 Derivation derive(const LagrangeModel& m) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t n = m.n(), nc = m.constraints.size();
-  Derivation out;
+  Derivation out = derivation_flags(m);
   const ex L = m.kinetic - m.potential;
   std::vector<ex> dL_dqd(n), dL_dq(n);
   for (std::size_t i = 0; i < n; ++i) {
     dL_dqd[i] = d(L, m.qd[i]);
     dL_dq[i] = d(L, m.q[i]);
   }
-  out.explicit_time = L.has(m.t);
-  for (const auto& f : m.forces) out.has_forces = out.has_forces || !f.is_zero();
-
   // R (without friction): d/dt dL/dq' - dL/dq - Q, linear in a.
   std::vector<ex> R(n), Rs(n), J(n), f(n), M;
   for (std::size_t i = 0; i < n; ++i) R[i] = total_derivative(m, dL_dqd[i]) - dL_dq[i] - m.forces[i];
@@ -108,12 +118,8 @@ Derivation derive(const LagrangeModel& m) {
   }
   if (m.has_contact) {
     extra.push_back(m.s * m.friction_coefficient * m.normal_force * w_power);
-    GiNaC::exmap zero_rates;
-    for (const auto& v : m.qd) zero_rates[v] = 0;
-    out.friction_dissipates = m.slip_velocity.subs(zero_rates).normal().is_zero();
   }
   if (out.explicit_time) extra.push_back(d(L, m.t));
-  out.n_extra = extra.size();
   out.kernels.push_back({KernelNames::extra, extra});
 
   std::vector<ex> jac;

@@ -36,6 +36,10 @@ Scenario load_scenario_text(const std::string& text, const std::string& path,
 /// Every command builds its systems through this.
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc);
 
+/// For a user model (model = "lagrangian"), one line on how long its setup took: derivation, source, and the
+/// compilation or the cache. Empty for the other models. For the terminal only (the times vary from run to run).
+std::string model_setup_text(const HybridSystem& system);
+
 /// Keys every model shares: [simulation], [solver], [output] and the title. A model may redefine one (e.g. its own
 /// solver.method choices); its [events] keys are its own.
 std::vector<KeySpec> common_keys();

@@ -40,8 +40,10 @@ class CompiledKernels {
   bool from_cache() const { return from_cache_; }
   double compile_seconds() const { return compile_seconds_; }
 
-  /// Compile `source` (or find it in the cache) and load it. Throws CompileError.
-  static std::shared_ptr<CompiledKernels> load(const std::string& source);
+  /// The library cached for the model text `key`, loaded; nullptr when there is none.
+  static std::shared_ptr<CompiledKernels> find(const std::string& key);
+  /// Compile `source` into the cache under the model text `key` and load it. Throws CompileError.
+  static std::shared_ptr<CompiledKernels> load(const std::string& source, const std::string& key);
 
  private:
   CompiledKernels() = default;

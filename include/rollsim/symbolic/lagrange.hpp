@@ -82,6 +82,10 @@ struct Derivation {
   double seconds = 0;            ///< time spent deriving
 };
 
+/// What derive() finds about the model without deriving its kernels (cheap: for a model whose compiled kernels
+/// are cached).
+Derivation derivation_flags(const LagrangeModel& m);
+
 /// Derive the kernels. Throws std::invalid_argument with a message for the user.
 Derivation derive(const LagrangeModel& m);
 
