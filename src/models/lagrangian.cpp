@@ -587,7 +587,7 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
   return out;
 }
 
-std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
+std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   auto c = std::make_shared<Compiled>();
   symbolic::LagrangeModel m;
   m.parameters = ordered(sc, "parameters");
@@ -802,6 +802,15 @@ std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
   x0.resize(2 * c->n + c->n_extra, 0.0);
   if (c->has_contact) return std::make_unique<ContactSystem>(c, x0);
   return std::make_unique<SmoothSystem>(c, x0);
+}
+
+/// GiNaC is not thread-safe (its expressions share reference-counted nodes, its numbers included), and sweep
+/// threads build their points' systems concurrently: every use of GiNaC, from parsing to the destruction of the
+/// last expression, happens under this lock. The systems built use only the compiled kernels.
+std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
+  static std::mutex ginac;
+  std::lock_guard<std::mutex> lock(ginac);
+  return make_system_unlocked(sc);
 }
 
 }  // namespace
