@@ -245,10 +245,9 @@ void SmoothSystem::signals_ad(const AD* x, const AD*, AD* y) const {
     da[i] = Eigen::VectorXd::Zero(k);
     for (std::size_t j = 0; j < N; ++j) da[i] += J[n + i + N * j] * dx[j];
   }
-  // Built-in outputs by a central difference of compute_outputs along each seed direction is avoided: the
-  // energies are differentiated through the user-output Jacobian kernel only for the user's outputs; the
-  // built-in ones get derivatives from a forward difference of the exact values (they are not linear outputs
-  // by default). Here: exact for user outputs, difference quotient for the built-in ones.
+  // The user's outputs are differentiated exactly (their Jacobian kernel, with da/dx through the accelerations);
+  // the built-in ones (energies, contact values) by forward differences of their exact values, which is enough
+  // for outputs that are never a linearisation's default.
   const std::size_t first_user = m - c.n_user_outputs;
   Scratch& w = scratch(c);
   accelerations(c, w, 0.0, xv.data(), 0.0, w.tmp.data());
@@ -781,8 +780,9 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     double* in = fill(*c, w, 0.0, x0.data(), 0.0);
     c->constraints(in, cons.data());
     for (std::size_t k = 0; k < c->nc; ++k) {
-      const double scale = 1e-9 * std::max(1.0, *std::max_element(x0.begin(), x0.begin() + static_cast<long>(c->n),
-                                                                  [](double a, double b) { return std::abs(a) < std::abs(b); }));
+      double largest = 1.0;  // the scale of the coordinates
+      for (std::size_t i = 0; i < c->n; ++i) largest = std::max(largest, std::abs(x0[i]));
+      const double scale = 1e-9 * largest;
       if (std::abs(cons[k]) > scale || std::abs(cons[c->nc + k]) > scale) {
         std::ostringstream os;
         os.precision(10);
