@@ -10,7 +10,7 @@ namespace rollsim {
 std::unique_ptr<Integrator> HybridSystem::make_exact_integrator(const SolverOptions&) const { return nullptr; }
 
 void HybridSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
-  const std::size_t n = size(), m = witnesses(mode).size();
+  const std::size_t n = size(), m = witness_count(mode);
   if (m == 0) return;
   // Per-thread scratch: no allocation once sized.
   thread_local std::vector<double> xp, g0, gp;
