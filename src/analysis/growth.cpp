@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
+#include <stdexcept>
 
 #include "rollsim/solve/simulate.hpp"
 
@@ -80,6 +82,9 @@ GrowthResult check_growth(const SimulationOptions& base, const Linearizable& mod
   const auto n = lin.x0.size();
   const Eigen::MatrixXcd Vinv = lin.eig.vectors.inverse();
   const double x0_norm = lin.x0.cwiseAbs().maxCoeff();
+  // One system for every perturbed start: the runs differ in their initial state only.
+  const auto* system = dynamic_cast<const HybridSystem*>(&model);
+  if (!system) throw std::logic_error("check_growth: the linearizable model is not a hybrid system");
   bool judged = false;
   for (Eigen::Index k = 0; k < lin.eig.values.size(); ++k) {
     const std::complex<double> lambda = lin.eig.values(k);
@@ -107,9 +112,8 @@ GrowthResult check_growth(const SimulationOptions& base, const Linearizable& mod
       so.solver.rtol = opt.rtol;
       so.solver.atol = std::max(1e-300, eps * opt.rtol * 1e-3);
       const Eigen::VectorXd x_start = lin.x0 + eps * shape;
-      auto system = model.starting_at(x_start.data());
       StateRecorder rec;
-      const RunResult rr = simulate(*system, so, {&rec});
+      const RunResult rr = simulate(*system, std::span<const double>(x_start.data(), static_cast<std::size_t>(n)), so, {&rec});
       const double steps = static_cast<double>(std::max(1L, rr.stats.get("n_steps")));
       const double per_step = so.solver.rtol * eps + so.solver.atol + kRoundoff * x0_norm;
       const double delta = vinv_norm * per_step / (eps * q0);

@@ -9,6 +9,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/progress.hpp"
 #include "rollsim/solve/simulate.hpp"
+#include "rollsim/sweep/sweep.hpp"
 
 namespace rollsim::cli {
 
@@ -18,12 +19,53 @@ struct BenchArgs {
   std::string scenario;
   std::vector<std::string> sets;
   int repeat = 0;  ///< 0: as many runs as take about kBudget in all
+  bool sweep = false;  ///< time the scenario's [sweep] points instead of one run
+  int threads = 1;
 };
 
 constexpr double kBudget = 2.0;    // seconds of runs when -n is not given
 constexpr int kMaxAutoRuns = 1000000;
 
+/// --sweep: the scenario's sweep run in memory as `rollsim sweep` runs it (points built from the validated base,
+/// each thread's integrators reused), without an output file; the median over repeats of the wall time per point.
+int bench_sweep(const BenchArgs& a) {
+  const Scenario base = load_scenario(a.scenario, a.sets);
+  const sweep::Spec spec = sweep::parse_spec(base, a.sets);
+  sweep::check_valid_point(base, a.sets, spec);
+  std::vector<std::size_t> all(spec.n_points);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<double> times;
+  std::size_t failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const int runs = a.repeat > 0 ? a.repeat : kMaxAutoRuns;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sweep::run_points(base, a.sets, spec, all, a.threads, false,
+                      [&](std::size_t, sweep::PointResult&& p) { failed += p.status != "ok"; }, nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(spec.n_points));
+    if (interrupt_flag().load() || (a.repeat == 0 && std::chrono::duration<double>(t1 - start).count() >= kBudget))
+      break;
+  }
+  if (interrupt_flag().load()) {
+    std::fprintf(stderr, "rollsim: bench interrupted after %zu sweeps\n", times.size());
+    return kExitInterrupted;
+  }
+  if (failed) {
+    std::fprintf(stderr, "rollsim: bench: %zu point runs did not finish with status ok\n", failed);
+    return kExitSolver;
+  }
+  std::sort(times.begin(), times.end());
+  std::printf("scenario          %s\n", a.scenario.c_str());
+  std::printf("sweeps            %zu of %zu points on %d thread%s (no output file)\n", times.size(), spec.n_points,
+              a.threads, a.threads == 1 ? "" : "s");
+  std::printf("wall time/point   median %.2f us, min %.2f us, max %.2f us\n", times[times.size() / 2] * 1e6,
+              times.front() * 1e6, times.back() * 1e6);
+  return 0;
+}
+
 int bench_command(const BenchArgs& a) {
+  if (a.sweep) return bench_sweep(a);
   const Scenario sc = load_scenario(a.scenario, a.sets);
   auto system = build_system(sc);
   const SimulationOptions opt = simulation_options(sc);
@@ -82,6 +124,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--set", args->sets, "override a scenario key (repeatable)");
   cmd->add_option("-n,--repeat", args->repeat, "number of runs (default: as many as take about 2 s)")
       ->check(CLI::Range(1, 1000000));
+  cmd->add_flag("--sweep", args->sweep,
+                "time the scenario's [sweep] points as `rollsim sweep` runs them (no output file): wall time per point");
+  cmd->add_option("--threads", args->threads, "worker threads for --sweep (default 1)")->check(CLI::Range(1, 4096));
   cmd->callback([args]() { throw CLI::RuntimeError(bench_command(*args)); });
 }
 

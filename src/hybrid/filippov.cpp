@@ -21,11 +21,11 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 /// sliding mode, every witness) does not allocate.
 struct FieldScratch {
   std::vector<double> g, fp, fm;
+  /// For the rates along F0 (which call sigmas(), so they need their own): F0 and the two displaced states.
+  std::vector<double> f, xa, xb;
   void resize(size_t n) {
     if (g.size() != n) {
-      g.assign(n, 0.0);
-      fp.assign(n, 0.0);
-      fm.assign(n, 0.0);
+      for (auto* v : {&g, &fp, &fm, &f, &xa, &xb}) v->assign(n, 0.0);
     }
   }
 };
@@ -87,7 +87,8 @@ void FilippovSystem::sliding_field(double t, const double* x, double* f) const {
 
 void FilippovSystem::sigma_rates(double t, const double* x, double& rp, double& rm) const {
   const size_t n = size();
-  std::vector<double> f(n), xp(n), xm(n);
+  FieldScratch& s = scratch(n);
+  auto &f = s.f, &xp = s.xa, &xm = s.xb;
   sliding_field(t, x, f.data());
   const double d = flow_step(x, f.data(), n, 1e-7);
   if (d == 0) {

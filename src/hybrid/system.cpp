@@ -24,7 +24,7 @@ std::size_t witness_index(const std::vector<Witness>& witnesses, std::string_vie
 }
 
 void HybridSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
-  const std::size_t n = size(), m = witnesses(mode).size();
+  const std::size_t n = size(), m = witness_count(mode);
   if (m == 0) return;
   // Per-thread scratch: no allocation once sized.
   thread_local std::vector<double> xp, g0, gp;

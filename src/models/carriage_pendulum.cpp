@@ -151,6 +151,7 @@ class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel> {
   const Signals& outputs() const override { return body_outputs().signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
   std::vector<Witness> witnesses(int) const override { return {slack_witness(stop_)}; }
+  std::size_t witness_count(int) const override { return 1; }
   void witness_values(double, const double* x, int, double* g) const override { g[0] = -x[kLam]; }
   void compute_outputs(double, const double* x, int, double* y) const override {
     const Params& p = m_.p;
@@ -198,6 +199,7 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
     return true;
   }
   std::vector<Witness> witnesses(int) const override { return {slack_witness(stop_)}; }
+  std::size_t witness_count(int) const override { return 1; }
   void witness_values(double, const double* x, int, double* g) const override {
     g[0] = minimal_tension(p_, x, p_.force);
   }

@@ -186,6 +186,7 @@ class SmoothSystem final : public HybridSystem, public Linearizable, public User
     return true;
   }
   std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
+  std::size_t witness_count(int) const override { return c_->n_events; }
   void witness_values(double t, const double* x, int, double* g) const override { witness_eval(*c_, t, x, 0.0, g); }
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
@@ -316,6 +317,7 @@ class ContactSystem final : public FilippovSystem, public UserModel {
     for (auto& u : user_witnesses(*c_)) v.push_back(std::move(u));
     return v;
   }
+  std::size_t witness_count(int mode) const override { return engine_count_[mode + 1] + c_->n_events; }
   void witness_values(double t, const double* x, int mode, double* g) const override {
     FilippovSystem::witness_values(t, x, mode, g);
     witness_eval(*c_, t, x, sign(t, x, mode), g + engine_count_[mode + 1]);
@@ -419,6 +421,7 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     consistent(t, x, xdot0, nullptr);
   }
   std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
+  std::size_t witness_count(int) const override { return c_->n_events; }
   void witness_values(double t, const double* x, int, double* g) const override {
     if (!c_->n_events) return;
     std::vector<double> xd(size());

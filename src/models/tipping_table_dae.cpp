@@ -93,6 +93,7 @@ class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
 
 
   std::vector<Witness> witnesses(int) const override { return witnesses_; }
+  std::size_t witness_count(int) const override { return witnesses_.size(); }
 
   void witness_values(double, const double* x, int, double* g) const override {
     const double s = contact(x);

@@ -285,6 +285,7 @@ class TableSystem final : public HybridSystem, public Linearizable {
   }
 
   std::vector<Witness> witnesses(int) const override { return witnesses_; }
+  std::size_t witness_count(int) const override { return witnesses_.size(); }
 
   void witness_values(double, const double* x, int, double* g) const override {
     const double s = contact_position(p_, x);

@@ -12,6 +12,7 @@
 
 #include <toml++/toml.h>
 
+#include "convert.hpp"
 #include "rollsim/scenario/toml_text.hpp"
 
 namespace rollsim {
@@ -727,17 +728,31 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
       sc.values[k.path] = e;
     }
   }
-  // Derived defaults: computed from the resolved values, so that resolved_text holds every value used.
-  for (const auto& k : schema) {
-    if (sc.values.count(k.path) || !k.derive) continue;
-    Scenario::Entry e;
-    e.value = k.derive(sc);
-    e.origin = Origin{path, 0, 0};
-    e.defaulted = true;
-    e.derived = true;
-    sc.values[k.path] = e;
-  }
+  scenario_detail::derive_defaults(sc);
   return sc;
 }
 
 }  // namespace rollsim
+
+namespace rollsim::scenario_detail {
+
+Scenario::Entry convert_node(const KeySpec& spec, const toml::node& n, const Origin& where) {
+  return convert(spec, n, where);
+}
+
+std::string shown_key(const std::string& key) { return shown(key); }
+
+void derive_defaults(Scenario& sc) {
+  // Computed from the resolved values, so that resolved_text holds every value used.
+  for (const auto& k : sc.schema) {
+    if (sc.values.count(k.path) || !k.derive) continue;
+    Scenario::Entry e;
+    e.value = k.derive(sc);
+    e.origin = Origin{sc.path, 0, 0};
+    e.defaulted = true;
+    e.derived = true;
+    sc.values[k.path] = e;
+  }
+}
+
+}  // namespace rollsim::scenario_detail

@@ -60,10 +60,8 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
     if (lmm == CV_BDF) {
       dense_ = sundials::make_dense_linear_solver(y_.get(), n_, ctx_.get());
       call(CVodeSetLinearSolver(mem_.get(), dense_.LS.get(), dense_.A.get()), "CVodeSetLinearSolver");
-      std::vector<double> probe(static_cast<size_t>(n_ * n_)), x0(static_cast<size_t>(n_));
-      sys.initial_state(x0.data());
-      if (sys.jacobian(0.0, x0.data(), sys.initial_mode(x0.data()), probe.data()))
-        call(CVodeSetJacFn(mem_.get(), &CvodeIntegrator::jac_cb), "CVodeSetJacFn");
+      has_jacobian_ = provides_jacobian(sys);
+      if (has_jacobian_) call(CVodeSetJacFn(mem_.get(), &CvodeIntegrator::jac_cb), "CVodeSetJacFn");
     } else {
       NLS_.reset(SUNNonlinSol_FixedPoint(y_.get(), 0, ctx_.get()));
       sundials::check_ptr(NLS_.get(), "SUNNonlinSol_FixedPoint");
@@ -77,6 +75,18 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
   }
 
   void reinit(double t) override { call(CVodeReInit(mem_.get(), t, y_.get()), "CVodeReInit"); }
+
+  /// Whether the model gives a Jacobian (probed once at its initial state).
+  static bool provides_jacobian(const HybridSystem& sys) {
+    const size_t n = sys.size();
+    std::vector<double> probe(n * n), x0(n);
+    sys.initial_state(x0.data());
+    return sys.jacobian(0.0, x0.data(), sys.initial_mode(x0.data()), probe.data());
+  }
+
+  bool rebind_solver(const HybridSystem& sys) override {
+    return !dense_.LS || provides_jacobian(sys) == has_jacobian_;
+  }
 
   void root_init(int count) override {
     call(CVodeRootInit(mem_.get(), count, count ? &SundialsIntegrator::ode_witnesses : nullptr), "CVodeRootInit");
@@ -122,6 +132,7 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
 
   sundials::DenseLinearSolver dense_;
   sundials::NonlinearSolver NLS_;
+  bool has_jacobian_ = false;
 };
 
 }  // namespace

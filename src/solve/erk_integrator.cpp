@@ -50,6 +50,10 @@ class ErkIntegrator final : public sundials::SundialsIntegrator {
     return ERKStepEvolve(mem_.get(), t_stop, y_.get(), tret, ARK_ONE_STEP);
   }
 
+  /// Not reused: ERKStepReInit leaves counters of the last run (a rebound integrator's statistics would differ
+  /// from a new one's, with the same steps and results).
+  bool rebind_solver(const HybridSystem&) override { return false; }
+
   void reinit(double t) override {
     call(ERKStepReInit(mem_.get(), &SundialsIntegrator::ode_rhs, t, y_.get()), "ERKStepReInit");
   }

@@ -79,14 +79,9 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
     call(IDASetMaxNumSteps(mem_.get(), 100000), "IDASetMaxNumSteps");
     dense_ = sundials::make_dense_linear_solver(y_.get(), n_, ctx_.get());
     call(IDASetLinearSolver(mem_.get(), dense_.LS.get(), dense_.A.get()), "IDASetLinearSolver");
-    // Use the model's iteration matrix if it has one (probe it once at its initial state).
-    std::vector<double> probe(static_cast<size_t>(n_ * n_)), x0(static_cast<size_t>(n_)), xd0(static_cast<size_t>(n_));
-    sys.initial_state(x0.data());
-    const int m0 = sys.initial_mode(x0.data());
-    sys.initial_derivative(0.0, x0.data(), m0, xd0.data());
-    if (sys.residual_jacobian(0.0, x0.data(), xd0.data(), m0, 1.0, probe.data())) {
-      call(IDASetJacFn(mem_.get(), &IdaIntegrator::jac_cb), "IDASetJacFn");
-    }
+    // Use the model's iteration matrix if it has one.
+    has_jacobian_ = provides_jacobian(sys);
+    if (has_jacobian_) call(IDASetJacFn(mem_.get(), &IdaIntegrator::jac_cb), "IDASetJacFn");
   }
 
   Status step(double t_stop) override {
@@ -107,8 +102,25 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
     return IDASolve(mem_.get(), t_stop, tret, y_.get(), yp_.get(), IDA_ONE_STEP);
   }
 
+  /// Whether the model gives an iteration matrix (probed once at its initial state).
+  static bool provides_jacobian(const HybridSystem& sys) {
+    const size_t n = sys.size();
+    std::vector<double> probe(n * n), x0(n), xd0(n);
+    sys.initial_state(x0.data());
+    const int m0 = sys.initial_mode(x0.data());
+    sys.initial_derivative(0.0, x0.data(), m0, xd0.data());
+    return sys.residual_jacobian(0.0, x0.data(), xd0.data(), m0, 1.0, probe.data());
+  }
+
+  bool rebind_solver(const HybridSystem& sys) override {
+    if (provides_jacobian(sys) != has_jacobian_) return false;
+    sys.differential_ids(N_VGetArrayPointer(id_.get()));
+    call(IDASetId(mem_.get(), id_.get()), "IDASetId");
+    return true;
+  }
+
   void reinit(double t) override {
-    sys_.initial_derivative(t, N_VGetArrayPointer(y_.get()), mode_, N_VGetArrayPointer(yp_.get()));
+    sys_->initial_derivative(t, N_VGetArrayPointer(y_.get()), mode_, N_VGetArrayPointer(yp_.get()));
     call(IDAReInit(mem_.get(), t, y_.get(), yp_.get()), "IDAReInit");
     need_ic_ = true;  // IDACalcIC needs the direction and scale of the first output time: done in step()
   }
@@ -170,6 +182,7 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
   sundials::Vector yp_, id_;
   sundials::DenseLinearSolver dense_;
   bool need_ic_ = false;
+  bool has_jacobian_ = false;
 };
 
 }  // namespace

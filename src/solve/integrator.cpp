@@ -21,4 +21,21 @@ std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const So
   throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
 }
 
+std::unique_ptr<Integrator> SolverWorkspace::take(const HybridSystem& system, const SolverOptions& options) {
+  for (auto it = kept_.begin(); it != kept_.end(); ++it)
+    if ((*it)->rebind(system, options)) {
+      auto integ = std::move(*it);
+      kept_.erase(it);
+      return integ;
+    }
+  return make_integrator(system, options);
+}
+
+void SolverWorkspace::give_back(std::unique_ptr<Integrator> integrator) {
+  constexpr std::size_t kKept = 4;  // a sweep alternates between a few methods at most
+  if (!integrator) return;
+  if (kept_.size() >= kKept) kept_.erase(kept_.begin());
+  kept_.push_back(std::move(integrator));
+}
+
 }  // namespace rollsim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "rollsim/core/error.hpp"
 
@@ -42,8 +43,10 @@ struct Crossing {
 
 class Loop {
  public:
-  Loop(const HybridSystem& sys, const SimulationOptions& opt, const std::vector<Observer*>& obs)
-      : sys_(sys), opt_(opt), obs_(obs), n_(sys.size()), x_(n_), y_(sys.outputs().size()), summarizer_(sys.make_summarizer()) {
+  Loop(const HybridSystem& sys, std::span<const double> x0, const SimulationOptions& opt,
+       const std::vector<Observer*>& obs, SolverWorkspace* ws)
+      : sys_(sys), opt_(opt), obs_(obs), workspace_(ws), n_(sys.size()), x_(x0.begin(), x0.end()), y_(sys.outputs().size()),
+        summarizer_(sys.make_summarizer()) {
     if (!summarizer_) summarizer_ = std::make_unique<NoSummary>();
   }
 
@@ -51,12 +54,15 @@ class Loop {
     RunResult res;
     RunInfo info{&sys_, opt_.t0, opt_.t_end};
     for (auto* o : obs_) o->on_start(info);
-    sys_.initial_state(x_.data());
     mode_ = sys_.initial_mode(x_.data());
+    // The step search's scratch sized before the first step, so that no step allocates (a graze first met late
+    // in a run included).
+    for (auto* v : {&xdot_scratch_, &xe_scratch_, &err_scratch_, &bisect_x_}) v->reserve(n_);
+    bisect_g_.reserve(std::max<size_t>(4, sys_.witness_count(mode_)));
     t_ = opt_.t0;
     std::unique_ptr<Integrator> integ;
     try {
-      integ = make_integrator(sys_, opt_.solver);
+      integ = workspace_ ? workspace_->take(sys_, opt_.solver) : make_integrator(sys_, opt_.solver);
       summarizer_->on_tolerances(opt_.solver.rtol, opt_.solver.atol, integ->locates_events_exactly());
       integ->reset(t_, x_.data(), mode_);
       audit(*integ, "the initial state");
@@ -99,6 +105,7 @@ class Loop {
                                "largest energy imbalance / its audit tolerance (fails above 1)", false});
     }
     for (auto* o : obs_) o->on_finish(res);
+    if (workspace_ && res.completed()) workspace_->give_back(std::move(integ));
     return res;
   }
 
@@ -228,7 +235,10 @@ class Loop {
   /// Bisection on [lo, hi] for the first time where s * (witness i, or its rate) > 0, given it is <= 0 at lo
   /// and > 0 at hi; returns the time on the far side.
   double bisect(const Integrator& integ, double lo, double hi, size_t i, int s, bool rate) const {
-    std::vector<double> x(n_), g(sys_.witnesses(mode_).size());
+    std::vector<double>& x = bisect_x_;
+    std::vector<double>& g = bisect_g_;
+    x.resize(n_);
+    g.resize(sys_.witness_count(mode_));
     const double span = std::abs(hi - lo);
     for (int it = 0; it < 200; ++it) {
       const double tol = 4 * std::numeric_limits<double>::epsilon() * (std::abs(hi) + span);
@@ -261,14 +271,16 @@ class Loop {
     if (beyond && !w.bounds_region) return c;
     double t_far = 0, excess = 0;
     bool graze = false;
-    std::vector<double> xe(n_);
+    std::vector<double>& xe = xe_scratch_;  // per-loop scratch: a step's search does not allocate
+    xe.resize(n_);
     if (d * hi.g[i] > 0) {
       t_far = hi.t;
       excess = d * hi.g[i];
       xe = hi.x;
     } else if (d * lo.rate[i] > 0 && d * hi.rate[i] < 0) {
       const double te = bisect(integ, lo.t, hi.t, i, -d, /*rate=*/true);
-      std::vector<double> g(lo.g.size());
+      std::vector<double>& g = bisect_g_;
+      g.resize(lo.g.size());
       const double ge = witness_at(integ, te, i, xe, g, false);
       if (!(d * ge > 0)) return c;
       t_far = te;
@@ -277,7 +289,8 @@ class Loop {
     } else {
       return c;
     }
-    std::vector<double> err(n_);
+    std::vector<double>& err = err_scratch_;
+    err.resize(n_);
     if (w.bounds_region) {
       // A region witness: an excursion within the integration error is not an event (the audit allows it);
       // beyond it, it is one, from any start.
@@ -486,9 +499,11 @@ class Loop {
   const HybridSystem& sys_;
   const SimulationOptions& opt_;
   const std::vector<Observer*>& obs_;
+  SolverWorkspace* workspace_;
   size_t n_;
   std::vector<double> x_, y_, scratch_ = std::vector<double>(n_), err_;
-  mutable std::vector<double> xdot_scratch_;
+  // Scratch of the step search, sized once: searching a step does not allocate.
+  mutable std::vector<double> xdot_scratch_, xe_scratch_, err_scratch_, bisect_x_, bisect_g_;
   std::unique_ptr<Summarizer> summarizer_;
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;
@@ -514,9 +529,19 @@ class Loop {
 
 }  // namespace
 
-RunResult simulate(const HybridSystem& system, const SimulationOptions& options, const std::vector<Observer*>& observers) {
-  Loop loop(system, options, observers);
+RunResult simulate(const HybridSystem& system, std::span<const double> initial_state, const SimulationOptions& options,
+                   const std::vector<Observer*>& observers, SolverWorkspace* workspace) {
+  if (initial_state.size() != system.size())
+    throw std::invalid_argument("simulate: an initial state of " + std::to_string(initial_state.size()) +
+                                " values for the " + std::to_string(system.size()) + " states of " + system.model_name());
+  Loop loop(system, initial_state, options, observers, workspace);
   return loop.run();
+}
+
+RunResult simulate(const HybridSystem& system, const SimulationOptions& options, const std::vector<Observer*>& observers) {
+  std::vector<double> x0(system.size());
+  system.initial_state(x0.data());
+  return simulate(system, x0, options, observers);
 }
 
 }  // namespace rollsim

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <typeinfo>
 
 #include <nvector/nvector_serial.h>
 
@@ -20,7 +21,8 @@ void Counts::accumulate(const Counts& more) {
 
 SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOptions& opt, const SolverApi& api,
                                        std::string method)
-    : sys_(sys),
+    : sys_(&sys),
+      system_type_(&typeid(sys)),
       opt_(opt),
       api_(api),
       n_(static_cast<long>(sys.size())),
@@ -31,15 +33,41 @@ SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOpti
   dky_.reset(N_VMake_Serial(n_, N_VGetArrayPointer(y_.get()), ctx_.get()));
   check_ptr(dky_.get(), "N_VMake_Serial");
   atol_ = make_vector(n_, ctx_.get());
-  // atol_i = (the state's own atol, else solver.atol) x the model's scale for the state.
-  const auto scale = sys.atol_scale();
+  set_atol();
+  N_VConst(0.0, y_.get());
+}
+
+void SundialsIntegrator::set_atol() {
+  const auto scale = sys_->atol_scale();
   for (long i = 0; i < n_; ++i) {
-    double atol = opt.atol;
-    for (const auto& [name, value] : opt.atol_by_state)
-      if (name == sys.states()[static_cast<size_t>(i)].name) atol = value;
+    double atol = opt_.atol;
+    for (const auto& [name, value] : opt_.atol_by_state)
+      if (name == sys_->states()[static_cast<size_t>(i)].name) atol = value;
     NV_Ith_S(atol_.get(), i) = atol * scale[static_cast<size_t>(i)];
   }
-  N_VConst(0.0, y_.get());
+}
+
+bool SundialsIntegrator::rebind(const HybridSystem& sys, const SolverOptions& opt) {
+  // The bound system may be gone by now (a finished sweep point): only its class is compared.
+  if (typeid(sys) != *system_type_ || static_cast<long>(sys.size()) != n_ || opt.method != opt_.method) return false;
+  if (!rebind_solver(sys)) return false;
+  const bool had_max_step = opt_.max_step_size > 0;
+  sys_ = &sys;
+  system_type_ = &typeid(sys);
+  opt_ = opt;
+  set_atol();
+  configure();
+  if (had_max_step && !(opt_.max_step_size > 0))
+    call(api_.set_max_step.fn(mem_.get(), 0.0), api_.set_max_step.name);  // 0: no limit again
+  total_ = Counts{};
+  restarts_ = 0;
+  started_ = false;
+  stop_set_ = false;
+  pending_ = nullptr;
+  last_error_.clear();
+  t_ = 0;
+  mode_ = 0;
+  return true;
 }
 
 void SundialsIntegrator::configure() {
@@ -59,7 +87,7 @@ void SundialsIntegrator::reset(double t, const double* x, int mode) {
   mode_ = mode;
   std::memcpy(N_VGetArrayPointer(y_.get()), x, sizeof(double) * static_cast<size_t>(n_));
   reinit(t);
-  const auto witnesses = sys_.witnesses(mode);
+  const auto witnesses = sys_->witnesses(mode);
   const int nw = static_cast<int>(witnesses.size());
   root_init(nw);
   roots_.assign(witnesses.size(), 0);
@@ -140,7 +168,7 @@ void SundialsIntegrator::fail(const char* fn, int flag) const {
       break;
     }
   if (!last_error_.empty()) hint += (hint.empty() ? "" : "; ") + std::string(api_.solver) + " says: " + last_error_;
-  throw SolverError(fn, flag, flag_name, tc, h, sys_.mode_name(mode_), hint);
+  throw SolverError(fn, flag, flag_name, tc, h, sys_->mode_name(mode_), hint);
 }
 
 void SundialsIntegrator::rethrow_pending() {

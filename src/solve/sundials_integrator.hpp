@@ -6,6 +6,7 @@
 #include <exception>
 #include <span>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -84,6 +85,9 @@ class SundialsIntegrator : public Integrator {
   /// Sums the counts of the run so far (but for the first start), then restarts in `mode` at (t, x) with
   /// reinit(t), the mode's witnesses as roots and no stop time.
   void reset(double t, const double* x, int mode) final;
+  /// Same class of system, same size, same method, and rebind_solver() agrees: the tolerances are set anew and
+  /// the statistics cleared; the memory is reinitialised by the next reset().
+  bool rebind(const HybridSystem& system, const SolverOptions& options) final;
 
  protected:
   /// The state and absolute-tolerance vectors of the system's size, the state zero; `method` names the
@@ -92,6 +96,9 @@ class SundialsIntegrator : public Integrator {
 
   /// After mem_ is created: user data, error handler, tolerances and solver.max_step_size.
   void configure();
+  /// The solver's own part of rebind(), before sys_ changes: false when `system` needs another set-up (e.g. a
+  /// Jacobian where the bound system has none).
+  virtual bool rebind_solver(const HybridSystem& /*system*/) { return true; }
   /// The solver's reinitialisation at t with the state in y_ (and mode_ set).
   virtual void reinit(double t) = 0;
   /// The solver's root function for `count` witnesses (none if 0), via its RootInit.
@@ -118,7 +125,7 @@ class SundialsIntegrator : public Integrator {
   static int guarded(void* user_data, F&& f) {
     auto* self = static_cast<SundialsIntegrator*>(user_data);
     try {
-      f(self->sys_, self->mode_);
+      f(*self->sys_, self->mode_);
       return 0;
     } catch (...) {
       self->pending_ = std::current_exception();
@@ -132,8 +139,9 @@ class SundialsIntegrator : public Integrator {
   /// Keeps the solver's last error message for the hint of a failure.
   static void error_handler(int code, const char* module, const char* function, char* msg, void* user_data);
 
-  const HybridSystem& sys_;
-  const SolverOptions opt_;
+  const HybridSystem* sys_;
+  const std::type_info* system_type_;
+  SolverOptions opt_;
   const SolverApi& api_;
   const long n_;
   Context ctx_;
@@ -155,6 +163,8 @@ class SundialsIntegrator : public Integrator {
   Vector dky_;
   void dky(double t, int k, double* out) const;
   std::string last_error_;
+  /// atol_i = (the state's own atol, else solver.atol) x the model's scale for the state.
+  void set_atol();
 };
 
 }  // namespace rollsim::sundials

@@ -16,6 +16,7 @@
 #include <toml++/toml.h>
 
 #include "rollsim/app/registry.hpp"
+#include "rollsim/scenario/scenario_set.hpp"
 #include "rollsim/scenario/toml_text.hpp"
 #include "rollsim/solve/simulate.hpp"
 
@@ -60,27 +61,36 @@ struct Parser {
 
   [[noreturn]] void fail(const toml::node& n, const std::string& msg) const { throw InputError(pos(base.path, n), msg); }
 
+  /// One value of an axis: typed, as TOML text (value_text: the override that sets it) and as a label.
+  static void push(Axis& a, Value v, double number) {
+    a.values.push_back(value_text(v));
+    a.numbers.push_back(number);
+    if (const auto* str = std::get_if<std::string>(&v)) {
+      a.labels.push_back(*str);
+      a.numeric = false;
+    } else {
+      a.labels.push_back(a.values.back());
+      a.numeric = a.numeric && !std::holds_alternative<bool>(v);
+    }
+    a.typed.push_back(std::move(v));
+  }
+
+  /// A number for a key of `kind`: an integer key takes a whole number (within long long) as an integer.
+  static Value number_value(double v, Kind kind) {
+    if (kind == Kind::Integer && std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9.2e18)
+      return static_cast<long long>(v);
+    return v;
+  }
+
   void add_value(Axis& a, const toml::node& item, const KeySpec& ks) {
     if (auto i = item.as_integer()) {
-      a.values.push_back(std::to_string(i->get()));
-      a.numbers.push_back(static_cast<double>(i->get()));
-      a.labels.push_back(a.values.back());
+      push(a, static_cast<long long>(i->get()), static_cast<double>(i->get()));
     } else if (auto f = item.as_floating_point()) {
-      const double v = f->get();
-      a.values.push_back(ks.kind == Kind::Integer && std::isfinite(v) && v == std::floor(v) ? toml_text::integer_text(v)
-                                                                                             : toml_text::float_text(v));
-      a.numbers.push_back(v);
-      a.labels.push_back(a.values.back());
+      push(a, number_value(f->get(), ks.kind), f->get());
     } else if (auto s = item.as_string()) {
-      a.values.push_back(toml_text::string_text(s->get()));
-      a.numbers.push_back(NAN);
-      a.labels.push_back(s->get());
-      a.numeric = false;
+      push(a, s->get(), NAN);
     } else if (auto b = item.as_boolean()) {
-      a.values.push_back(b->get() ? "true" : "false");
-      a.numbers.push_back(NAN);
-      a.labels.push_back(a.values.back());
-      a.numeric = false;
+      push(a, b->get(), NAN);
     } else {
       fail(item, "sweep." + a.key + ": a swept value must be a number, a string or a boolean");
     }
@@ -137,9 +147,7 @@ struct Parser {
       if (ks.kind == Kind::Integer && v != std::floor(v))
         fail(t, "sweep." + a.key + " is an integer key, but the range gives " + toml_text::float_text(v) +
                     "; choose from, to and n so that every value is an integer, or give a list");
-      a.values.push_back(ks.kind == Kind::Integer ? toml_text::integer_text(v) : toml_text::float_text(v));
-      a.numbers.push_back(v);
-      a.labels.push_back(a.values.back());
+      push(a, number_value(v, ks.kind), v);
     }
   }
 
@@ -346,8 +354,18 @@ std::string point_text(const Spec& spec, std::size_t i) {
 
 namespace {
 
-/// The scenario of point i: the base text, the command line's overrides and the point's values.
+/// The scenario of point i: the base with the point's values set (the base holds the command line's overrides
+/// already); a point that sets a top-level key (which may choose the schema) reads the base text again with the
+/// command line's overrides and the point's. Either way the same checks and messages.
 Scenario point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i) {
+  bool typed = base.overrides == sets;
+  for (const auto& a : spec.axes) typed = typed && settable(base, a.key);
+  if (typed) {
+    Scenario sc = base;
+    const auto idx = spec.indices(i);
+    for (std::size_t k = 0; k < spec.axes.size(); ++k) set_value(sc, spec.axes[k].key, spec.axes[k].typed[idx[k]]);
+    return sc;
+  }
   std::vector<std::string> ov = sets;
   for (auto& o : spec.overrides(i)) ov.push_back(std::move(o));
   return load_scenario_text(base.text, base.path, ov);
@@ -391,7 +409,7 @@ void check_valid_point(const Scenario& base, const std::vector<std::string>& set
 }
 
 PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
-                      bool keep_trajectory) {
+                      bool keep_trajectory, SolverWorkspace* workspace) {
   PointResult r;
   try {
     const Scenario sc = point_scenario(base, sets, spec, i);
@@ -405,7 +423,9 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
     TrajectoryRecorder rec(r.trajectory);
     std::vector<Observer*> obs;
     if (keep_trajectory) obs.push_back(&rec);
-    RunResult res = simulate(*system, opt, obs);
+    std::vector<double> x0(system->size());
+    system->initial_state(x0.data());
+    RunResult res = simulate(*system, x0, opt, obs, workspace);
     r.status = res.status;
     r.termination = res.termination;
     r.message = res.message;
@@ -441,6 +461,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   std::atomic<bool> abort{false};
 
   auto worker = [&]() {
+    SolverWorkspace workspace;
     for (;;) {
       const std::size_t k = next.fetch_add(1);
       if (k >= n) return;
@@ -454,7 +475,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
         r.status = "not_run";
         r.message = "the sweep was interrupted before this point started";
       } else {
-        r = run_point(base, sets, spec, which[k], keep_trajectory);
+        r = run_point(base, sets, spec, which[k], keep_trajectory, &workspace);
       }
       {
         std::lock_guard<std::mutex> lk(m);

@@ -76,7 +76,7 @@ inline constexpr const char* kGrowthFloorFormula =
 std::vector<KeySpec> growth_keys();
 GrowthOptions growth_options(const Scenario& sc);
 
-/// Run the check. Each perturbed run starts `model.starting_at(x0 + epsilon shape)` with `base` (the scenario's
+/// Run the check. Each perturbed run is the model (a HybridSystem) simulated from x0 + epsilon shape with `base` (the scenario's
 /// simulation options), except: t_end = the window, output_dt = window / samples, solver.method = "bdf",
 /// solver.rtol = opt.rtol and solver.atol = epsilon rtol 1e-3 (scaled to the perturbation, so the scenario's
 /// atol does not matter).

@@ -9,6 +9,8 @@
 
 namespace rollsim {
 
+class HybridSystem;
+
 struct SolverOptions {
   std::string method = "adams";  ///< adams | bdf (CVODE; bdf is IDA for a DAE) | erk (ARKODE) | exact (by model)
   double rtol = 1e-10;
@@ -53,6 +55,10 @@ class Integrator {
   /// True when the integrator finds every event itself, to round-off (closed-form propagation): the simulate
   /// loop then does not search the steps for crossings the root finder missed.
   virtual bool locates_events_exactly() const { return false; }
+  /// For the next run: bind to `system` with `options`, keeping the solver's memory (the next reset()
+  /// reinitialises it; the statistics start again from zero). Possible only for a system of the same class and
+  /// size and options of the same method; false otherwise (the caller then makes a new integrator).
+  virtual bool rebind(const HybridSystem& /*system*/, const SolverOptions& /*options*/) { return false; }
 };
 
 }  // namespace rollsim

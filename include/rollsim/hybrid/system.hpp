@@ -118,6 +118,9 @@ class HybridSystem {
 
   /// The witnesses active in a mode, and their values (default: none).
   virtual std::vector<Witness> witnesses(int /*mode*/) const { return {}; }
+  /// witnesses(mode).size(), for the evaluations that must not allocate; a model overrides it when it keeps the
+  /// count.
+  virtual std::size_t witness_count(int mode) const { return witnesses(mode).size(); }
   virtual void witness_values(double /*t*/, const double* /*x*/, int /*mode*/, double* /*g*/) const {}
   /// The time derivatives of the witnesses along the motion, used to find their extrema inside a step
   /// (grazing). \param xdot the state's time derivative at (t, x) (from the integrator's dense output).

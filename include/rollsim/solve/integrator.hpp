@@ -2,6 +2,7 @@
 /// \file Choosing the integrator for a system and solver.method: CVODE (adams, bdf), IDA (bdf for a DAE),
 /// ARKODE (erk), or the model's own (exact). The interface is hybrid/integrator.hpp.
 #include <memory>
+#include <vector>
 
 #include "rollsim/hybrid/integrator.hpp"
 #include "rollsim/hybrid/system.hpp"
@@ -10,5 +11,17 @@ namespace rollsim {
 
 /// The integrator for a system and method. Throws InputError for a method the system cannot use.
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options);
+
+/// Integrators kept by one thread between runs (a sweep's points): take() rebinds a kept one when it can
+/// (Integrator::rebind: no solver memory created or freed) and makes one otherwise. Not thread-safe: one per thread.
+class SolverWorkspace {
+ public:
+  std::unique_ptr<Integrator> take(const HybridSystem& system, const SolverOptions& options);
+  /// Keeps `integrator` for a later take() (the oldest one goes when more than a few are kept).
+  void give_back(std::unique_ptr<Integrator> integrator);
+
+ private:
+  std::vector<std::unique_ptr<Integrator>> kept_;
+};
 
 }  // namespace rollsim

@@ -2,6 +2,7 @@
 /// \file The event loop: integrate, sample on a fixed grid from dense output, locate witnesses, let the
 /// system handle each event, restart when the mode or the state changed, and tell the observers.
 #include <atomic>
+#include <span>
 #include <vector>
 
 #include "rollsim/hybrid/system.hpp"
@@ -24,6 +25,12 @@ std::atomic<bool>& interrupt_flag();
 /// Run one simulation. Solver failures and interrupts do not throw: they come back in the result (status,
 /// message), after on_finish has been called, so that observers keep what was computed. Errors raised by
 /// observers (I/O) propagate.
+/// The run starts at `initial_state` (dim system.size(); its mode from system.initial_mode), so that one system
+/// serves many starts; a span of another size is a caller's defect (std::invalid_argument). With a `workspace`
+/// the integrator comes from it and goes back to it after a completed run (a thread's runs share solver memory).
+RunResult simulate(const HybridSystem& system, std::span<const double> initial_state, const SimulationOptions& options,
+                   const std::vector<Observer*>& observers, SolverWorkspace* workspace = nullptr);
+/// The same, from the system's own initial state.
 RunResult simulate(const HybridSystem& system, const SimulationOptions& options,
                    const std::vector<Observer*>& observers);
 

@@ -15,6 +15,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/integrator.hpp"
 #include "rollsim/solve/observer.hpp"
 
 namespace rollsim::sweep {
@@ -22,7 +23,8 @@ namespace rollsim::sweep {
 /// One swept key and its values.
 struct Axis {
   std::string key;                  ///< dotted scenario key, e.g. "initial.theta1"
-  std::vector<std::string> values;  ///< each value as TOML text, ready for "key=value" (round-trips exactly)
+  std::vector<Value> typed;         ///< each value, typed as the key takes it (an integer key's whole numbers as integers)
+  std::vector<std::string> values;  ///< each value as TOML text, value_text(typed), ready for "key=value"
   std::vector<double> numbers;      ///< the values as numbers (NaN for non-numeric values)
   std::vector<std::string> labels;  ///< the values as plain text (strings without quotes), for string columns
   bool numeric = true;              ///< every value is a number
@@ -88,10 +90,12 @@ void check_valid_point(const Scenario& base, const std::vector<std::string>& set
 /// Run point i: the base text + `sets` + the point's overrides, validated by load_scenario_text, built and
 /// simulated. Never throws: every failure is a status. An input error's message names the point by its values
 /// ("at initial.theta1 = 0.5: ..."), not by the override that carried them.
+/// With a `workspace` (one per thread) the point's integrator is rebound from an earlier point's when it can be.
 PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
-                      bool keep_trajectory);
+                      bool keep_trajectory, SolverWorkspace* workspace = nullptr);
 
-/// Run the points `which` on `threads` threads (points handed out by an atomic counter). `sink(k, result)` is
+/// Run the points `which` on `threads` threads (points handed out by an atomic counter; each thread keeps its
+/// integrators for its next points). `sink(k, result)` is
 /// called on the calling thread, in increasing k (k indexes `which`), so that output can be written by one thread;
 /// `progress(done, total)` is called on the calling thread now and then. When the global interrupt flag is set, the
 /// points not yet started are returned as "not_run".

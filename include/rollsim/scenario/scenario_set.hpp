@@ -1,0 +1,24 @@
+#pragma once
+/// \file Setting one key of an already validated scenario to a typed value, without parsing the text again: the
+/// same checks and messages as `--set key=value`, and the derived defaults computed anew (sweep points).
+#include <string>
+
+#include "rollsim/scenario/scenario.hpp"
+
+namespace rollsim {
+
+/// A value as TOML text: a double as a float literal (toml_text::float_text), an integer, true/false, a quoted
+/// string. `key + "=" + value_text(v)` is the override that sets the same value.
+std::string value_text(const Value& v);
+
+/// Whether set_value can set `key` of `sc`: a dotted key of its schema. A top-level key (e.g. `formulation`)
+/// may choose the schema itself, so it needs the scenario loaded again.
+bool settable(const Scenario& sc, const std::string& key);
+
+/// Sets `key` of `sc` to `value` as `--set key=value_text(value)` would on the scenario's text: checked against
+/// the key's type and range, an error located at that override ("--set key=value: ..."), the override appended to
+/// sc.overrides, and every derived default computed again from the new values. Throws InputError; `sc` is
+/// unchanged then. Needs settable(sc, key) (std::logic_error otherwise).
+void set_value(Scenario& sc, const std::string& key, const Value& value);
+
+}  // namespace rollsim
