@@ -177,7 +177,11 @@ TEST_CASE("speed: no heap allocation in a right-hand side or a witness, nor per 
   for (const Case& c : std::vector<Case>{{"tipping_table.toml", {}},
                                          {"disk_type_b.toml", {}},
                                          {"relay_feedback.toml", {}},
-                                         {"carriage_pendulum.toml", {}}}) {
+                                         {"carriage_pendulum.toml", {}},
+                                         {"user_tipping_table.toml", {}},
+                                         {"user_rolling_disk.toml", {}},
+                                         {"user_carriage_pendulum.toml", {}},
+                                         {"user_pendulum_constrained.toml", {}}}) {
     CAPTURE(c.file);
     const Scenario sc = load_scenario_text(scenario(c.file), c.file, c.sets);
     auto sys = build_system(sc);
