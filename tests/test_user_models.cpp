@@ -285,6 +285,21 @@ TEST_CASE("user model: a missing compiler is an input error that says what to in
   CHECK(WEXITSTATUS(status) == 2);
   CHECK(out.find("install g++") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path / "m.h5"));
+  // Nothing is left in the cache folder by a compiler that could not start.
+  std::size_t left = 0;
+  if (std::filesystem::exists(dir.path / "cache" / "rollsim"))
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path / "cache" / "rollsim")) ++left;
+  CHECK(left == 0);
+  // A compiler that fails (here `false`, which exits 1): the command and its exit code, exit 2, no file.
+  out.clear();
+  const std::string failing = "env XDG_CACHE_HOME=" + (dir.path / "cache").string() + " ROLLSIM_CXX=false " +
+                              ROLLSIM_BINARY + " run " + file + " -o " + (dir.path / "m.h5").string() + " 2>&1";
+  p = popen(failing.c_str(), "r");
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  CHECK(WEXITSTATUS(pclose(p)) == 2);
+  CHECK(out.find("compiling the model failed") != std::string::npos);
+  CHECK(out.find("exit 1") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "m.h5"));
 }
 
 }  // namespace rollsim
