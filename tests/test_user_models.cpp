@@ -382,3 +382,34 @@ output_dt = 0.01
 }
 
 }  // namespace rollsim
+
+#include "rollsim/analysis/linearizable.hpp"
+
+namespace rollsim {
+
+TEST_CASE("user model: a linearisation's inputs are generalized forces, B = [0; M^-1] in closed form") {
+  // The carriage at phi = 0: M = [[m + mc, m l], [m l, m l^2]] = [[1.5, 0.5], [0.5, 0.5]], M^-1 = [[1, -1], [-1, 3]].
+  const Scenario sc = load_scenario_text(scenario("user_carriage_pendulum.toml"), "c.toml", {"initial.phi=0"});
+  auto sys = build_system(sc);
+  const auto* lin = dynamic_cast<const Linearizable*>(sys.get());
+  REQUIRE(lin);
+  REQUIRE(lin->inputs().size() == 2);
+  CHECK(lin->inputs()[0].name == "force_x");
+  const std::size_t N = sys->size(), m = 2;
+  using AD = Linearizable::AD;
+  std::vector<double> x0(N);
+  sys->initial_state(x0.data());
+  std::vector<AD> x(N), u(m), xdot(N);
+  for (std::size_t i = 0; i < N; ++i) x[i] = AD(x0[i], Eigen::VectorXd::Unit(static_cast<Eigen::Index>(N + m), static_cast<Eigen::Index>(i)));
+  for (std::size_t j = 0; j < m; ++j)
+    u[j] = AD(0.0, Eigen::VectorXd::Unit(static_cast<Eigen::Index>(N + m), static_cast<Eigen::Index>(N + j)));
+  lin->rhs_ad(x.data(), u.data(), xdot.data());
+  const double Minv[2][2] = {{1, -1}, {-1, 3}};
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 2; ++j) {
+      CHECK(xdot[i].derivatives()(static_cast<Eigen::Index>(N + j)) == 0.0);
+      CHECK(xdot[2 + i].derivatives()(static_cast<Eigen::Index>(N + j)) == doctest::Approx(Minv[i][j]).epsilon(1e-14));
+    }
+}
+
+}  // namespace rollsim

@@ -174,6 +174,9 @@ class SmoothSystem final : public HybridSystem, public Linearizable, public User
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     outputs_ = output_signals(*c_);
+    for (std::size_t i = 0; i < c_->n; ++i)
+      inputs_.push_back({"force_" + c_->coordinates[i], "generalized force",
+                         "generalized force added to Q of " + c_->coordinates[i] + " (0 in a run; a linearisation's input)"});
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
@@ -199,23 +202,35 @@ class SmoothSystem final : public HybridSystem, public Linearizable, public User
   std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(); }
 
   // Linearizable: values from the compiled kernels, first derivatives from their exact Jacobians.
-  const Signals& inputs() const override {
-    static const Signals none;
-    return none;
-  }
-  std::vector<double> input_values() const override { return {}; }
-  void rhs_ad(const AD* x, const AD*, AD* xdot) const override {
-    const std::size_t N = size();
+  /// The inputs: a generalized force on each coordinate, added to Q (0 in a run), so that a linearisation has
+  /// B = [0; M^-1] (and the frequency response of a force to a coordinate).
+  const Signals& inputs() const override { return inputs_; }
+  std::vector<double> input_values() const override { return std::vector<double>(c_->n, 0.0); }
+  void rhs_ad(const AD* x, const AD* u, AD* xdot) const override {
+    const std::size_t N = size(), n = c_->n;
     std::vector<double> xv(N), f(N), J(N * N);
     for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
     rhs(0.0, xv.data(), 0, f.data());
     jacobian(0.0, xv.data(), 0, J.data());
+    const Eigen::MatrixXd Minv = mass_inverse(xv.data());
     for (std::size_t i = 0; i < N; ++i) {
       Eigen::VectorXd dv = Eigen::VectorXd::Zero(x[0].derivatives().size());
       for (std::size_t j = 0; j < N; ++j)
         if (J[i + N * j] != 0) dv += J[i + N * j] * x[j].derivatives();
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i >= n && i < 2 * n) dv += Minv(static_cast<Eigen::Index>(i - n), static_cast<Eigen::Index>(j)) * u[j].derivatives();
+        if (c_->has_forces && i == 2 * n) dv += xv[n + j] * u[j].derivatives();  // the input's power in W_Q
+      }
       xdot[i] = AD(f[i], dv);
     }
+  }
+  /// M^-1 at the state x.
+  Eigen::MatrixXd mass_inverse(const double* x) const {
+    Scratch& w = scratch(*c_);
+    c_->dyn(fill(*c_, w, 0.0, x, 0.0), w.dyn.data());
+    const auto n = static_cast<Eigen::Index>(c_->n);
+    const Eigen::MatrixXd M = Eigen::Map<const Eigen::MatrixXd>(w.dyn.data(), n, n);
+    return M.inverse();
   }
   void signals_ad(const AD* x, const AD* u, AD* y) const override;
   int degrees_of_freedom() const override { return static_cast<int>(c_->n); }
@@ -227,10 +242,10 @@ class SmoothSystem final : public HybridSystem, public Linearizable, public User
  private:
   std::shared_ptr<const Compiled> c_;
   std::vector<double> x0_;
-  Signals states_, outputs_;
+  Signals states_, outputs_, inputs_;
 };
 
-void SmoothSystem::signals_ad(const AD* x, const AD*, AD* y) const {
+void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
   const Compiled& c = *c_;
   const std::size_t N = size(), n = c.n, m = outputs_.size();
   for (std::size_t i = 0; i < N; ++i) y[i] = x[i];
@@ -242,9 +257,11 @@ void SmoothSystem::signals_ad(const AD* x, const AD*, AD* y) const {
   // dx/dseed, and da/dseed = J's acceleration rows times it.
   std::vector<Eigen::VectorXd> dx(N), da(n);
   for (std::size_t j = 0; j < N; ++j) dx[j] = x[j].derivatives();
+  const Eigen::MatrixXd Minv = mass_inverse(xv.data());
   for (std::size_t i = 0; i < n; ++i) {
     da[i] = Eigen::VectorXd::Zero(k);
     for (std::size_t j = 0; j < N; ++j) da[i] += J[n + i + N * j] * dx[j];
+    for (std::size_t j = 0; j < n; ++j) da[i] += Minv(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) * u[j].derivatives();
   }
   // The user's outputs are differentiated exactly (their Jacobian kernel, with da/dx through the accelerations);
   // the built-in ones (energies, contact values) by forward differences of their exact values, which is enough
