@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "rollsim/core/lsan_suppressions.hpp"
 #include "scenario_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
