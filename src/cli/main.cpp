@@ -5,8 +5,8 @@
 #include <hdf5.h>
 
 #include "common.hpp"
-#include "rollsim/core/lsan_suppressions.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/core/lsan_suppressions.hpp"
 #include "rollsim/core/version.hpp"
 #include "rollsim/solve/simulate.hpp"
 
