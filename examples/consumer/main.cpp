@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "rollsim/core/error.hpp"
+// Only matters in a LeakSanitizer build: CLN (under GiNaC) keeps one allocation of its static initialisation.
+#include "rollsim/core/lsan_suppressions.hpp"
 #include "rollsim/core/version.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/scenario/scenario.hpp"
