@@ -497,7 +497,7 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
  private:
   class ConstraintSummarizer : public Summarizer {
    public:
-    explicit ConstraintSummarizer(const Compiled& c) : n_(c.n), nc_(c.nc), names_(c.constraint_names) {}
+    explicit ConstraintSummarizer(const Compiled& c) : nc_(c.nc) {}
     void on_point(double, const double*, const double* y, int) override {
       if (!have_) {
         e0_ = y[2];
@@ -513,8 +513,7 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     }
 
    private:
-    std::size_t n_, nc_;
-    std::vector<std::string> names_;
+    std::size_t nc_;
     bool have_ = false;
     double e0_ = 0, drift_ = 0, worst_ = 0;
   };
@@ -746,7 +745,6 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   for (const auto& p : m.parameters) c->p.push_back(sc.real("parameters." + p));
   if (c->nc) c->alpha = sc.real("dae.stabilization_rate");
   c->in_size = lay.size;
-  c->in_qd = lay.qd;
   c->in_a = lay.a;
   c->in_p = lay.p;
   c->in_lambda = lay.lambda;

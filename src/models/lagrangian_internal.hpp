@@ -40,8 +40,7 @@ struct Compiled {
   std::shared_ptr<symbolic::CompiledKernels> lib;
   KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
                  outputs_jac = nullptr, witnesses = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
-  std::size_t in_size = 0, in_qd = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
-  std::string title;
+  std::size_t in_size = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   SetupTimes setup;
 };
 
