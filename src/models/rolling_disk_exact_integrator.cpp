@@ -2,6 +2,7 @@
 // whole segment, from one event to the next, and the event times are roots of analytic functions isolated and
 // polished to round-off (rolling_disk_exact.hpp). It sits behind the same Integrator interface as CVODE, so the
 // Filippov engine classifies the events and the simulate loop samples, records and writes exactly as for CVODE.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -17,7 +18,20 @@ namespace {
 
 class ExactIntegrator final : public Integrator {
  public:
-  ExactIntegrator(const Params& p, const SolverOptions& opt) : p_(p), s_(scales(p)), opt_(opt) {}
+  ExactIntegrator(const Params& p, const SolverOptions& opt) : p_(p), s_(scales(p)), opt_(opt) {
+    // The witnesses' positions in each mode, looked up by name once rather than at every event.
+    for (const int mode : {FilippovSystem::kMinus, 0, FilippovSystem::kPlus}) {
+      const auto ws = FilippovSystem::mode_witnesses(mode);
+      Indices& ix = indices_[static_cast<std::size_t>(mode + 1)];
+      ix.count = ws.size();
+      if (mode != 0) {
+        ix.switching = witness_index(ws, FilippovSystem::kSwitchingWitness);
+      } else {
+        ix.sigma_plus = witness_index(ws, FilippovSystem::kSigmaPlusWitness);
+        ix.sigma_minus = witness_index(ws, FilippovSystem::kSigmaMinusWitness);
+      }
+    }
+  }
 
   void reset(double t, const double* x, int mode) override {
     t0_ = t;
@@ -25,6 +39,8 @@ class ExactIntegrator final : public Integrator {
     d0_ = x[kDissipated];
     mode_ = mode;
     const double j = p_.inertia_ratio;
+    if (mode < -1 || mode > 1) throw SolverError("exact propagation: no mode " + std::to_string(mode));
+    const Indices& ix = indices_[static_cast<std::size_t>(mode + 1)];
     if (mode == FilippovSystem::kPlus || mode == FilippovSystem::kMinus) {
       if (mode * start_.z < 0)
         throw SolverError("exact propagation: the state z = " + std::to_string(start_.z) + " is not in mode " +
@@ -32,18 +48,17 @@ class ExactIntegrator final : public Integrator {
       const SlidingHit hit = sliding_event_time(j, mode, start_);
       grazings_ += static_cast<long>(hit.grazings);
       tau_event_ = hit.tau;
-      event_witness_ = witness_index(FilippovSystem::mode_witnesses(mode), FilippovSystem::kSwitchingWitness);  // H = z
+      event_witness_ = ix.switching;  // H = z
       event_direction_ = -mode;
     } else {
       int side = 0;
       tau_event_ = rolling_exit_time(start_, &side);
       // sigma+ rises through 0 at the exit at x = -1 (into +1), sigma- falls through 0 at x = +1 (into -1).
-      event_witness_ = witness_index(FilippovSystem::mode_witnesses(mode), side > 0 ? FilippovSystem::kSigmaMinusWitness
-                                                                                    : FilippovSystem::kSigmaPlusWitness);
+      event_witness_ = side > 0 ? ix.sigma_minus : ix.sigma_plus;
       event_direction_ = side > 0 ? -1 : +1;
     }
     t_event_ = std::isfinite(tau_event_) ? t0_ + tau_event_ / s_.omega0 : std::numeric_limits<double>::infinity();
-    roots_.assign(FilippovSystem::mode_witnesses(mode).size(), 0);
+    roots_.assign(ix.count, 0);
     t_ = t;
     prev_t_ = t;
     std::copy(x, x + kStates, x_);
@@ -121,6 +136,10 @@ class ExactIntegrator final : public Integrator {
   std::size_t event_witness_ = 0;
   double x_[kStates] = {0, 0, 0, 0};
   std::vector<int> roots_;
+  struct Indices {
+    std::size_t count = 0, switching = 0, sigma_plus = 0, sigma_minus = 0;
+  };
+  std::array<Indices, 3> indices_;  ///< by mode + 1
   long steps_ = 0, segments_ = 0, grazings_ = 0;
 };
 

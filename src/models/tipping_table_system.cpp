@@ -72,10 +72,15 @@ class DemandTracker {
 
   void point(double t, const double* x) {
     if (ended_) return;
-    if (have_prev_ && t > t_prev_) interval(t_prev_, x_prev_, t, x);
-    take(x);
+    // The forces and dD/dt at this point are worked out once: they serve as the right end of this interval
+    // and the left end of the next.
+    Ends now;
+    contact_forces(p_, x, p_.table_torque, now.n, now.t);
+    if (have_prev_ && t > t_prev_) interval(t_prev_, x_prev_, prev_, t, x, now);
+    take(now.n, now.t);
     t_prev_ = t;
     std::copy(x, x + kStates, x_prev_);
+    prev_ = now;
     have_prev_ = true;
   }
 
@@ -95,11 +100,30 @@ class DemandTracker {
   double n_window() const { return n_w_; }
 
  private:
+  /// The normal and tangential force at a point, and dD/dt there once it is asked for.
+  struct Ends {
+    double n = 0, t = 0;
+    double rate = 0;
+    bool rate_known = false;
+  };
+
+  double rate_at(const double* x, Ends& e) const {
+    if (!e.rate_known) {
+      e.rate = demand_rate(x);
+      e.rate_known = true;
+    }
+    return e.rate;
+  }
+
+  void take(double n, double t) {
+    if (n > 0) sup_ = std::max(sup_, std::abs(t) / n);
+    if (n >= n_w_) window_max_ = std::fmax(window_max_, std::abs(t) / n);
+  }
+
   void take(const double* x) {
     double n, t;
     contact_forces(p_, x, p_.table_torque, n, t);
-    if (n > 0) sup_ = std::max(sup_, std::abs(t) / n);
-    if (n >= n_w_) window_max_ = std::fmax(window_max_, std::abs(t) / n);
+    take(n, t);
   }
 
   /// dD/dt along the motion, by forward differentiation in the direction x' = f(x).
@@ -162,11 +186,9 @@ class DemandTracker {
     std::copy(x_lo, x_lo + kStates, x_root);
   }
 
-  void interval(double ta, const double* xa, double tb, const double* xb) {
-    double n_a, n_b, t_unused;
-    contact_forces(p_, xa, p_.table_torque, n_a, t_unused);
-    contact_forces(p_, xb, p_.table_torque, n_b, t_unused);
-    if (n_a > 0 && n_b > 0 && demand_rate(xa) > 0 && demand_rate(xb) < 0) {
+  void interval(double ta, const double* xa, Ends& a, double tb, const double* xb, Ends& b) {
+    const double n_a = a.n, n_b = b.n;
+    if (n_a > 0 && n_b > 0 && rate_at(xa, a) > 0 && rate_at(xb, b) < 0) {
       double xr[kStates];
       locate(ta, xa, tb, [this](const double* x) { return demand_rate(x); }, xr);
       take(xr);
@@ -185,6 +207,7 @@ class DemandTracker {
   double n_w_;
   bool have_prev_ = false, ended_ = false, unbounded_ = false;
   double t_prev_ = 0, x_prev_[kStates] = {};
+  Ends prev_;
   double sup_ = 0, window_max_ = NAN;
 };
 

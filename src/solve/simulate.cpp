@@ -374,7 +374,7 @@ class Loop {
   /// old mode are not applied (the new mode's witnesses are searched from the restart on).
   bool handle_roots(Integrator& integ, const std::vector<int>& roots, RunResult& res, bool must_restart) {
     const int step_mode = mode_;
-    const auto witnesses = sys_.witnesses(step_mode);
+    const std::vector<Witness>& witnesses = witnesses_of(step_mode);  // not refreshed within this call
     bool restart = must_restart, stop = false;
     std::string stop_kind;
     for (size_t i = 0; i < roots.size() && i < witnesses.size(); ++i) {
@@ -383,22 +383,25 @@ class Loop {
       const int before = mode_;
       EventOutcome out = sys_.on_event(t_, x_.data(), step_mode, witnesses[i].name, roots[i]);
       out.terminal = out.terminal || witnesses[i].terminal;
-      EventRecord ev;
-      ev.t = t_;
-      ev.kind = out.kind.empty() ? witnesses[i].name : out.kind;
-      ev.mode_before = before;
-      ev.mode_after = out.new_mode;
-      ev.terminal = out.terminal;
-      ev.x = x_;
-      ev.extra = out.extra;
+      const std::string& kind = out.kind.empty() ? witnesses[i].name : out.kind;
       mode_ = out.new_mode;
       ++n_events_;
-      summarizer_->on_event(t_, ev.kind, before, mode_, x_.data());
-      for (auto* o : obs_) o->on_event(ev);
+      summarizer_->on_event(t_, kind, before, mode_, x_.data());
+      if (!obs_.empty()) {  // the record is built only for someone to read it
+        EventRecord ev;
+        ev.t = t_;
+        ev.kind = kind;
+        ev.mode_before = before;
+        ev.mode_after = out.new_mode;
+        ev.terminal = out.terminal;
+        ev.x = x_;
+        ev.extra = std::move(out.extra);
+        for (auto* o : obs_) o->on_event(ev);
+      }
       if (mode_ != before || out.state_changed) restart = true;
       if (out.terminal && !stop) {
         stop = true;
-        stop_kind = ev.kind;
+        stop_kind = kind;
       }
       if (static_cast<long>(n_events_) > opt_.max_events)
         throw SolverError("simulate", -1, "MAX_EVENTS", t_, integ.last_step_size(), sys_.mode_name(mode_),
