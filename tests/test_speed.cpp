@@ -144,9 +144,11 @@ TEST_CASE("speed: an integrator rebound from a workspace gives the fresh integra
       {"tipping_table.toml", {"events.lift_off=record"}},
       {"tipping_table.toml", {"events.lift_off=record", "solver.method=bdf"}},
       {"tipping_table.toml", {"events.lift_off=record", "solver.method=erk"}},
+      {"tipping_table.toml", {"events.lift_off=record", "solver.method=dopri5"}},
       {"tipping_table_dae.toml", {}},
       {"disk_type_b.toml", {"simulation.t_end=20"}},
       {"disk_type_b.toml", {"simulation.t_end=20", "solver.method=exact"}},
+      {"disk_type_b.toml", {"simulation.t_end=20", "solver.method=dopri5"}},
   };
   for (const auto& c : cases) {
     const std::string label = c.file + (c.sets.empty() ? std::string() : " " + c.sets.back());
@@ -223,18 +225,22 @@ TEST_CASE("speed: no heap allocation in a right-hand side or a witness, nor per 
     }
   }
   // A whole run: the allocations do not grow with the number of steps (no samples, no events before 1.5 s).
-  const Scenario sc = load_scenario_text(scenario("tipping_table.toml"), "t.toml",
-                                         {"events.lift_off=record", "simulation.output_dt=100"});
-  auto sys = build_system(sc);
-  SimulationOptions shorter = simulation_options(sc), longer = shorter;
-  shorter.t_end = 0.5;
-  longer.t_end = 1.5;
-  RunResult rs, rl;
-  simulate(*sys, shorter, {});  // the first run of each sizes the per-thread scratch
-  const long a = allocations_in([&] { rs = simulate(*sys, shorter, {}); });
-  const long b = allocations_in([&] { rl = simulate(*sys, longer, {}); });
-  REQUIRE(rs.completed());
-  REQUIRE(rl.completed());
-  CHECK(rl.stats.get("n_steps") > rs.stats.get("n_steps") + 50);
-  CHECK(a == b);
+  for (const char* method : {"adams", "dopri5"}) {
+    CAPTURE(method);
+    const Scenario sc = load_scenario_text(scenario("tipping_table.toml"), "t.toml",
+                                           {"events.lift_off=record", "simulation.output_dt=100",
+                                            std::string("solver.method=") + method});
+    auto sys = build_system(sc);
+    SimulationOptions shorter = simulation_options(sc), longer = shorter;
+    shorter.t_end = 0.5;
+    longer.t_end = 1.5;
+    RunResult rs, rl;
+    simulate(*sys, shorter, {});  // the first run of each sizes the per-thread scratch
+    const long a = allocations_in([&] { rs = simulate(*sys, shorter, {}); });
+    const long b = allocations_in([&] { rl = simulate(*sys, longer, {}); });
+    REQUIRE(rs.completed());
+    REQUIRE(rl.completed());
+    CHECK(rl.stats.get("n_steps") > rs.stats.get("n_steps") + 50);
+    CHECK(a == b);
+  }
 }

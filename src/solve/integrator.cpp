@@ -7,6 +7,7 @@ namespace rollsim {
 std::unique_ptr<Integrator> make_cvode_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_ida_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_erk_integrator(const HybridSystem& system, const SolverOptions& options);
+std::unique_ptr<Integrator> make_dopri5_integrator(const HybridSystem& system, const SolverOptions& options);
 
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
   if (options.method == "exact") {
@@ -17,8 +18,21 @@ std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const So
   if (system.formulation() == Formulation::Ode && (options.method == "bdf" || options.method == "adams"))
     return make_cvode_integrator(system, options);
   if (system.formulation() == Formulation::Ode && options.method == "erk") return make_erk_integrator(system, options);
+  if (system.formulation() == Formulation::Ode && options.method == "dopri5")
+    return make_dopri5_integrator(system, options);
   if (system.formulation() == Formulation::Dae && options.method == "bdf") return make_ida_integrator(system, options);
   throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
+}
+
+void absolute_tolerances(const HybridSystem& system, const SolverOptions& options, double* atol) {
+  const auto scale = system.atol_scale();
+  const auto& states = system.states();
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    double a = options.atol;
+    for (const auto& [name, value] : options.atol_by_state)
+      if (name == states[i].name) a = value;
+    atol[i] = a * scale[i];
+  }
 }
 
 std::unique_ptr<Integrator> SolverWorkspace::take(const HybridSystem& system, const SolverOptions& options) {

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "crossing.hpp"
 #include "rollsim/core/error.hpp"
 
 namespace rollsim {
@@ -239,18 +240,7 @@ class Loop {
     std::vector<double>& g = bisect_g_;
     x.resize(n_);
     g.resize(sys_.witness_count(mode_));
-    const double span = std::abs(hi - lo);
-    for (int it = 0; it < 200; ++it) {
-      const double tol = 4 * std::numeric_limits<double>::epsilon() * (std::abs(hi) + span);
-      if (hi - lo <= tol) break;
-      const double mid = 0.5 * (lo + hi);
-      if (mid <= lo || mid >= hi) break;
-      if (s * witness_at(integ, mid, i, x, g, rate) > 0)
-        hi = mid;
-      else
-        lo = mid;
-    }
-    return hi;
+    return bisect_crossing(lo, hi, [&](double t) { return s * witness_at(integ, t, i, x, g, rate) > 0; });
   }
 
   /// The first crossing of witness i in (lo.t, hi.t] in its direction: a sign change between the points, or an

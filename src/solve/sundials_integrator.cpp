@@ -8,6 +8,7 @@
 #include <nvector/nvector_serial.h>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/solve/integrator.hpp"
 
 namespace rollsim::sundials {
 
@@ -37,15 +38,7 @@ SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOpti
   N_VConst(0.0, y_.get());
 }
 
-void SundialsIntegrator::set_atol() {
-  const auto scale = sys_->atol_scale();
-  for (long i = 0; i < n_; ++i) {
-    double atol = opt_.atol;
-    for (const auto& [name, value] : opt_.atol_by_state)
-      if (name == sys_->states()[static_cast<size_t>(i)].name) atol = value;
-    NV_Ith_S(atol_.get(), i) = atol * scale[static_cast<size_t>(i)];
-  }
-}
+void SundialsIntegrator::set_atol() { absolute_tolerances(*sys_, opt_, N_VGetArrayPointer(atol_.get())); }
 
 bool SundialsIntegrator::rebind(const HybridSystem& sys, const SolverOptions& opt) {
   // The bound system may be gone by now (a finished sweep point): only its class is compared.

@@ -163,7 +163,7 @@ class SundialsIntegrator : public Integrator {
   Vector dky_;
   void dky(double t, int k, double* out) const;
   std::string last_error_;
-  /// atol_i = (the state's own atol, else solver.atol) x the model's scale for the state.
+  /// atol_i from absolute_tolerances() (solve/integrator.hpp).
   void set_atol();
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file Choosing the integrator for a system and solver.method: CVODE (adams, bdf), IDA (bdf for a DAE),
-/// ARKODE (erk), or the model's own (exact). The interface is hybrid/integrator.hpp.
+/// ARKODE (erk), Boost.Odeint (dopri5), or the model's own (exact). The interface is hybrid/integrator.hpp.
 #include <memory>
 #include <vector>
 
@@ -11,6 +11,10 @@ namespace rollsim {
 
 /// The integrator for a system and method. Throws InputError for a method the system cannot use.
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options);
+
+/// The absolute tolerance of each state: (the state's own solver.atol entry, else solver.atol) x the model's
+/// scale for it (HybridSystem::atol_scale). Every integrator's error test and error_scale use it.
+void absolute_tolerances(const HybridSystem& system, const SolverOptions& options, double* atol);
 
 /// Integrators kept by one thread between runs (a sweep's points): take() rebinds a kept one when it can
 /// (Integrator::rebind: no solver memory created or freed) and makes one otherwise. Not thread-safe: one per thread.
