@@ -153,6 +153,22 @@ TEST_CASE("dopri5: event times converge to the closed form's as rtol shrinks") {
   }
 }
 
+TEST_CASE("dopri5: the relay feedback system (three states, the integrator's vector state) slides as CVODE's") {
+  const std::string relay = scenario("relay_feedback.toml");
+  const auto cv = test::run_text(relay, {"solver.rtol=1e-12", "solver.atol=1e-14"});
+  const auto dp = test::run_text(relay, {"solver.method=\"dopri5\""});
+  REQUIRE(cv.result.completed());
+  REQUIRE(dp.result.completed());
+  REQUIRE(dp.result.x_final.size() == 3);
+  CHECK(text_of(dp, "symbols") == text_of(cv, "symbols"));
+  CHECK(text_of(dp, "audit").rfind("passed", 0) == 0);
+  REQUIRE(dp.rec.events.size() == cv.rec.events.size());
+  for (std::size_t k = 0; k < cv.rec.events.size(); ++k) {
+    CHECK(dp.rec.events[k].kind == cv.rec.events[k].kind);
+    CHECK(std::abs(dp.rec.events[k].t - cv.rec.events[k].t) < 1e-8);
+  }
+}
+
 TEST_CASE("dopri5: the stop time is reached exactly, and solver.max_step bounds the steps") {
   const auto r = table("dopri5", 1e-8, {"simulation.t_end=0.7", "events.table_edge=record"});
   REQUIRE(r.result.completed());

@@ -6,8 +6,10 @@
 /// on the dense output by the bisection the simulate loop's step search uses (crossing.hpp). All storage is
 /// sized at construction: a step allocates nothing, and rebind() keeps it for the next run of a sweep.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <typeinfo>
 #include <vector>
 
@@ -23,8 +25,18 @@ namespace rollsim {
 namespace {
 
 namespace odeint = boost::numeric::odeint;
-using State = std::vector<double>;
-using Stepper = odeint::runge_kutta_dopri5<State>;
+
+/// A state of the system's size: a fixed-size array where the size is one of the common ones (the compiler
+/// unrolls Odeint's stage sums), a vector otherwise.
+template <class State>
+State make_state(std::size_t n) {
+  if constexpr (std::is_same_v<State, std::vector<double>>) {
+    return State(n, 0.0);
+  } else {
+    (void)n;
+    return State{};
+  }
+}
 
 /// The error test's weights, shared by the integrator and its error checker.
 struct Weights {
@@ -53,13 +65,15 @@ class WeightedRms {
   const Weights* w_;
 };
 
-using Controlled = odeint::controlled_runge_kutta<Stepper, WeightedRms>;
-
+template <class State>
 class Dopri5Integrator final : public Integrator {
+  using Stepper = odeint::runge_kutta_dopri5<State>;
+  using Controlled = odeint::controlled_runge_kutta<Stepper, WeightedRms>;
+
  public:
   Dopri5Integrator(const HybridSystem& sys, const SolverOptions& opt)
       : sys_(&sys), system_type_(&typeid(sys)), opt_(opt), n_(sys.size()), controlled_(WeightedRms(&weights_)) {
-    for (State* v : {&x_, &x_old_, &dxdt_old_, &x_new_, &dxdt_new_, &scratch_, &scratch2_}) v->assign(n_, 0.0);
+    for (State* v : {&x_, &x_old_, &dxdt_old_, &x_new_, &dxdt_new_, &scratch_, &scratch2_}) *v = make_state<State>(n_);
     set_weights();
   }
 
@@ -322,7 +336,8 @@ class Dopri5Integrator final : public Integrator {
 }  // namespace
 
 std::unique_ptr<Integrator> make_dopri5_integrator(const HybridSystem& system, const SolverOptions& options) {
-  return std::make_unique<Dopri5Integrator>(system, options);
+  if (system.size() == 4) return std::make_unique<Dopri5Integrator<std::array<double, 4>>>(system, options);
+  return std::make_unique<Dopri5Integrator<std::vector<double>>>(system, options);
 }
 
 }  // namespace rollsim
