@@ -3,7 +3,7 @@
 /// cost of a step matters more than the number of steps. Odeint's controlled stepper takes the steps; the
 /// error test is CVODE's: the weighted RMS norm of the error estimate with weights 1 / (rtol |x_i| + atol_i) at
 /// the step's start (error_scale). The witnesses are watched at the step ends and a sign change is located
-/// on the dense output by the bisection the simulate loop's step search uses (crossing.hpp). All storage is
+/// on the dense output by the root location the simulate loop's step search uses (crossing.hpp). All storage is
 /// sized at construction: a step allocates nothing, and rebind() keeps it for the next run of a sweep.
 #include <algorithm>
 #include <array>
@@ -284,11 +284,16 @@ class Dopri5Integrator final : public Integrator {
     double t_root = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < nw_; ++i) {
       if (!crosses(i)) continue;
-      const double ti = bisect_crossing(t_from, t_new_, [&](double t) {
-        state_at(t, scratch2_.data());
-        witnesses(t, scratch2_.data(), g_scratch_);
-        return beyond(i, g_scratch_[i]);
-      });
+      // The witness signed so that it turns from negative to non-negative at the crossing.
+      const double s = g_old_[i] > 0 ? -1.0 : 1.0;
+      const double ti = locate_crossing(
+          t_from, t_new_, s * g_old_[i], s * g_new_[i],
+          [&](double t) {
+            state_at(t, scratch2_.data());
+            witnesses(t, scratch2_.data(), g_scratch_);
+            return s * g_scratch_[i];
+          },
+          /*zero_beyond=*/true);
       t_root = std::min(t_root, ti);
     }
     if (!std::isfinite(t_root)) return false;

@@ -233,14 +233,15 @@ class Loop {
     return g[i];
   }
 
-  /// Bisection on [lo, hi] for the first time where s * (witness i, or its rate) > 0, given it is <= 0 at lo
-  /// and > 0 at hi; returns the time on the far side.
-  double bisect(const Integrator& integ, double lo, double hi, size_t i, int s, bool rate) const {
+  /// The time in [lo, hi] where s * (witness i, or its rate) turns > 0, given it is v_lo <= 0 at lo and
+  /// v_hi > 0 at hi, located to round-off (crossing.hpp); returns the time on the far side.
+  double locate(const Integrator& integ, double lo, double hi, double v_lo, double v_hi, size_t i, int s,
+                bool rate) const {
     std::vector<double>& x = bisect_x_;
     std::vector<double>& g = bisect_g_;
     x.resize(n_);
     g.resize(sys_.witness_count(mode_));
-    return bisect_crossing(lo, hi, [&](double t) { return s * witness_at(integ, t, i, x, g, rate) > 0; });
+    return locate_crossing(lo, hi, v_lo, v_hi, [&](double t) { return s * witness_at(integ, t, i, x, g, rate); });
   }
 
   /// The first crossing of witness i in (lo.t, hi.t] in its direction: a sign change between the points, or an
@@ -268,7 +269,7 @@ class Loop {
       excess = d * hi.g[i];
       xe = hi.x;
     } else if (d * lo.rate[i] > 0 && d * hi.rate[i] < 0) {
-      const double te = bisect(integ, lo.t, hi.t, i, -d, /*rate=*/true);
+      const double te = locate(integ, lo.t, hi.t, -d * lo.rate[i], -d * hi.rate[i], i, -d, /*rate=*/true);
       std::vector<double>& g = bisect_g_;
       g.resize(lo.g.size());
       const double ge = witness_at(integ, te, i, xe, g, false);
@@ -302,7 +303,7 @@ class Loop {
       c.t = lo.t;
       c.x = lo.x;
     } else {
-      c.t = bisect(integ, lo.t, t_far, i, d, false);
+      c.t = locate(integ, lo.t, t_far, d * g0, excess, i, d, false);
       c.x.resize(n_);
       integ.state_at(c.t, c.x.data());
     }
