@@ -13,6 +13,7 @@
 #include "rollsim/analysis/linear.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/core/crossing.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/models/tipping_table_dae.hpp"
 
@@ -161,28 +162,32 @@ class DemandTracker {
     }
   }
 
-  /// The state where g changes sign between (ta, xa) and tb (g(xa) and g at tb of opposite signs), by
-  /// bisection on states integrated from the bracket's left end.
+  /// The state where g changes sign between (ta, xa) and tb, given g_a = g(xa) and g_b, g at tb, of opposite
+  /// signs (g_b may be 0): located (core/crossing.hpp) on states integrated from the bracket's left end, which
+  /// moves with each trial time that has not yet crossed; the state at the final left end.
   template <class G>
-  void locate(double ta, const double* xa, double tb, G g, double* x_root) const {
+  void locate(double ta, const double* xa, double g_a, double tb, double g_b, G g, double* x_root) const {
     constexpr int kSubsteps = 256;
     const double span = tb - ta;
     double lo = ta, x_lo[kStates];
     std::copy(xa, xa + kStates, x_lo);
-    const bool sign_lo = g(x_lo) > 0;
-    double hi = tb;
-    while (hi - lo > 1e-15 * std::max(1.0, std::abs(hi)) + 1e-12 * span) {
-      const double mid = 0.5 * (lo + hi);
-      double xm[kStates];
-      std::copy(x_lo, x_lo + kStates, xm);
-      advance(xm, lo, mid, std::max(2, static_cast<int>(std::ceil(kSubsteps * (mid - lo) / span))));
-      if ((g(xm) > 0) == sign_lo) {
-        lo = mid;
-        std::copy(xm, xm + kStates, x_lo);
-      } else {
-        hi = mid;
-      }
-    }
+    // Signed so that the crossing turns it from negative to non-negative (g > 0 at ta) or positive (g <= 0).
+    const bool sign_lo = g_a > 0;
+    const double s = sign_lo ? -1.0 : 1.0;
+    locate_crossing(
+        ta, tb, s * g_a, s * g_b,
+        [&](double t) {
+          double xm[kStates];
+          std::copy(x_lo, x_lo + kStates, xm);
+          advance(xm, lo, t, std::max(2, static_cast<int>(std::ceil(kSubsteps * (t - lo) / span))));
+          const double gm = g(xm);
+          if ((gm > 0) == sign_lo) {  // not crossed yet: the bracket's left end moves here
+            lo = t;
+            std::copy(xm, xm + kStates, x_lo);
+          }
+          return s * gm;
+        },
+        /*zero_beyond=*/sign_lo, 1e-15 * std::max(1.0, std::abs(tb)) + 1e-12 * span);
     std::copy(x_lo, x_lo + kStates, x_root);
   }
 
@@ -190,12 +195,12 @@ class DemandTracker {
     const double n_a = a.n, n_b = b.n;
     if (n_a > 0 && n_b > 0 && rate_at(xa, a) > 0 && rate_at(xb, b) < 0) {
       double xr[kStates];
-      locate(ta, xa, tb, [this](const double* x) { return demand_rate(x); }, xr);
+      locate(ta, xa, a.rate, tb, b.rate, [this](const double* x) { return demand_rate(x); }, xr);
       take(xr);
     }
     if ((n_a >= n_w_) != (n_b >= n_w_)) {
       double xr[kStates];
-      locate(ta, xa, tb, [this](const double* x) { return normal_margin(x); }, xr);
+      locate(ta, xa, n_a - n_w_, tb, n_b - n_w_, [this](const double* x) { return normal_margin(x); }, xr);
       double n, t;
       contact_forces(p_, xr, p_.table_torque, n, t);
       if (n > 0) window_max_ = std::fmax(window_max_, std::abs(t) / n_w_);  // D on the window's edge N = N_w

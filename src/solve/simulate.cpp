@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "crossing.hpp"
+#include "rollsim/core/crossing.hpp"
 #include "rollsim/core/error.hpp"
 
 namespace rollsim {
@@ -234,7 +234,7 @@ class Loop {
   }
 
   /// The time in [lo, hi] where s * (witness i, or its rate) turns > 0, given it is v_lo <= 0 at lo and
-  /// v_hi > 0 at hi, located to round-off (crossing.hpp); returns the time on the far side.
+  /// v_hi > 0 at hi, located to round-off (core/crossing.hpp); returns the time on the far side.
   double locate(const Integrator& integ, double lo, double hi, double v_lo, double v_hi, size_t i, int s,
                 bool rate) const {
     std::vector<double>& x = bisect_x_;
