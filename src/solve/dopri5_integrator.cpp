@@ -3,8 +3,9 @@
 /// cost of a step matters more than the number of steps. Odeint's controlled stepper takes the steps; the
 /// error test is CVODE's: the weighted RMS norm of the error estimate with weights 1 / (rtol |x_i| + atol_i) at
 /// the step's start (error_scale). The witnesses are watched at the step ends and a sign change is located
-/// on the dense output by the root location the simulate loop's step search uses (core/crossing.hpp). All storage is
-/// sized at construction: a step allocates nothing, and rebind() keeps it for the next run of a sweep.
+/// on the dense output by the root location the simulate loop's step search uses (core/crossing.hpp). All
+/// storage is sized at construction: a step allocates nothing, and rebind() keeps it for the next run of a
+/// sweep.
 #include <algorithm>
 #include <array>
 #include <cmath>
