@@ -184,3 +184,38 @@ TEST_CASE("dopri5: a DAE is refused with a clear message") {
   CHECK_THROWS_WITH_AS(test::run_text(scenario("tipping_table_dae.toml"), {"solver.method=\"dopri5\""}),
                        doctest::Contains("dopri5"), InputError);
 }
+
+namespace {
+
+/// x' = 1 until x = 1, then a right-hand side that is not a number: the integrator cannot go on.
+class Breaks final : public HybridSystem {
+ public:
+  std::string model_name() const override { return "breaks"; }
+  const Signals& states() const override { return s_; }
+  const Signals& outputs() const override { return o_; }
+  void initial_state(double* x0) const override { x0[0] = 0; }
+  void rhs(double, const double* x, int, double* f) const override { f[0] = x[0] < 1 ? 1.0 : NAN; }
+  void compute_outputs(double, const double*, int, double*) const override {}
+
+ private:
+  Signals s_{{"x", "1", "x' = 1 while x < 1"}}, o_;
+};
+
+}  // namespace
+
+TEST_CASE("dopri5: a right-hand side that is not a number ends the run as a solver failure, with its reason") {
+  Breaks sys;
+  SimulationOptions opt;
+  opt.t_end = 3;
+  opt.output_dt = 0.5;
+  opt.solver.method = "dopri5";
+  const RunResult r = simulate(sys, opt, {});
+  CHECK(r.status == "solver_failure");
+  CHECK_FALSE(r.completed());
+  CHECK(r.message.find("TOO_SMALL_STEP") != std::string::npos);
+  CHECK(r.message.find("not finite") != std::string::npos);
+  // It stopped where x reaches 1 (t = 1), not past it, and what it reached is finite.
+  CHECK(r.t_final <= 1.0 + 1e-9);
+  CHECK(r.t_final > 0.9);
+  CHECK(std::isfinite(r.x_final[0]));
+}

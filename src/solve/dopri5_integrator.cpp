@@ -43,6 +43,7 @@ State make_state(std::size_t n) {
 struct Weights {
   double rtol = 0;
   std::vector<double> atol;  ///< per state: (the state's own atol, else solver.atol) x the model's scale
+  mutable bool not_finite = false;  ///< the last error estimate was not a number: the model failed along the step
 };
 
 /// Odeint's ErrorChecker concept: the error estimate's weighted RMS norm, 1 or less to accept the step. A
@@ -59,7 +60,8 @@ class WeightedRms {
       sum += e * e;
     }
     const double norm = std::sqrt(sum / static_cast<double>(std::max<std::size_t>(n, 1)));
-    return std::isfinite(norm) ? norm : std::numeric_limits<double>::max();
+    w_->not_finite = !std::isfinite(norm);
+    return w_->not_finite ? std::numeric_limits<double>::max() : norm;
   }
 
  private:
@@ -142,11 +144,12 @@ class Dopri5Integrator final : public Integrator {
       const double t_scale = std::max(std::abs(t_old_), std::abs(t_stop));
       if (!(dt > 16 * std::numeric_limits<double>::epsilon() * t_scale) || !std::isfinite(dt))
         throw SolverError("dopri5 step", -1, "TOO_SMALL_STEP", t_old_, dt, sys_->mode_name(mode_),
-                          std::isfinite(norm_of(dxdt_old_))
-                              ? "the error test failed down to a step of round-off size; the problem may be stiff "
+                          weights_.not_finite
+                              ? "the right-hand side was not finite along the step: the model could not be "
+                                "evaluated here"
+                              : "the error test failed down to a step of round-off size; the problem may be stiff "
                                 "or not smooth here: try solver.method = \"bdf\", or loosen solver.rtol or "
-                                "solver.atol"
-                              : "the model could not be evaluated at this state");
+                                "solver.atol");
     }
     const bool reached_stop = t_new_ >= t_stop;
     pending_status_ = reached_stop ? Status::StopTime : Status::Step;
