@@ -188,7 +188,7 @@ struct RimlessWheel {
 
 }  // namespace
 
-TEST_CASE("contacts: the rimless wheel's post-impact rate reaches McGeer's fixed point; momentum about the tip kept") {
+TEST_CASE("contacts: the rimless wheel's post-impact rate reaches McGeer's fixed point and keeps its momentum about the landing tip") {
   const std::string text = scenario_text("rimless_wheel.toml");
   // The number of spokes is the number of contacts the scenario declares.
   int spokes = 0;
