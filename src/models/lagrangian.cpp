@@ -13,6 +13,7 @@
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/symbolic/codegen.hpp"
 #include "rollsim/symbolic/expression.hpp"
@@ -94,11 +95,29 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   const auto constraints = names_in(raw, "constraints");
   for (const auto& c : constraints)
     v.push_back(string_key("constraints." + c + ".expression", "", {}, "holonomic constraint g(t, q) = 0").required());
-  for (const auto& c : names_in(raw, "contacts")) {
+  const auto contact_names = names_in(raw, "contacts");
+  for (const auto& c : contact_names) {
     const std::string k = "contacts." + c + ".";
-    v.push_back(string_key(k + "slip_velocity", "", {}, "slip velocity w(q, der(q)), linear in der(q)").required());
-    v.push_back(string_key(k + "normal_force", "", {}, "normal force N(t, q, der(q))").required());
-    v.push_back(string_key(k + "friction_coefficient", "", {}, "Coulomb friction coefficient mu").required());
+    v.push_back(string_key(k + "gap", "", {}, "unilateral contact: the gap g(q) >= 0; its normal force is computed"));
+    v.push_back(string_key(k + "restitution", "0", {}, "Newton's restitution e in [0, 1] at an impact (with a gap)"));
+    v.push_back(string_key(k + "slip_velocity", "", {}, "slip velocity w(q, der(q)), linear in der(q)"));
+    v.push_back(string_key(k + "normal_force", "", {}, "a given normal force N(t, q, der(q)) (without a gap)"));
+    v.push_back(string_key(k + "friction_coefficient", "", {}, "Coulomb friction coefficient mu (with a slip velocity)"));
+  }
+  if (!contact_names.empty()) {
+    const ContactSettings d;
+    v.push_back(real_key("nonsmooth.capture_velocity", "m/s",
+                         "an impact whose approach is slower than this is plastic and closes the contact (the rule that "
+                         "ends an accumulation of impacts)")
+                    .with_default(d.capture_velocity)
+                    .positive());
+    v.push_back(real_key("nonsmooth.gap_tolerance", "m", "a gap within this of zero counts as touching")
+                    .with_default(d.gap_tolerance)
+                    .positive());
+    v.push_back(real_key("nonsmooth.stabilization_rate", "1/s",
+                         "Baumgarte rate a holding closed gaps and sticking slips at zero: g'' + 2 a g' + a^2 g = 0")
+                    .with_default(d.stabilization_rate)
+                    .non_negative());
   }
   for (const auto& o : names_in(raw, "outputs")) {
     const std::string k = "outputs." + o + ".";
@@ -389,6 +408,79 @@ class ContactSystem final : public FilippovSystem, public UserModel {
   std::size_t d_index_ = 0;
 };
 
+// ---- several contacts, unilateral gaps, impacts (the contact engine) ---------------------------------------
+
+class UserContactSystem final : public ContactEngine, public UserModel {
+ public:
+  UserContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0, std::vector<ContactSpec> specs,
+                    ContactSettings settings)
+      : c_(std::move(c)) {
+    Signals base = state_signals(*c_);
+    add_extra_states(*c_, base);
+    configure(c_->n, std::move(specs), std::move(base), std::move(x0), c_->user_outputs, user_witnesses(*c_), settings);
+  }
+  std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return c_->setup; }
+
+ protected:
+  void mass_and_forces(double t, const double* x, double* M, double* f) const override {
+    Scratch& w = scratch(*c_);
+    c_->dyn(fill(*c_, w, t, x, 0.0), w.dyn.data());
+    const std::size_t n = c_->n;
+    std::copy(w.dyn.begin(), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n + n), M);
+    std::copy(w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n + n), f);
+  }
+  void contact_terms(double t, const double* x, ContactTerms* terms) const override {
+    Scratch& w = scratch(*c_);
+    c_->contacts(fill(*c_, w, t, x, 0.0), w.out.data());
+    const std::size_t n = c_->n, stride = symbolic::KernelNames::contact_stride(n);
+    for (std::size_t k = 0; k < c_->n_contacts; ++k) {
+      const double* o = w.out.data() + k * stride;
+      ContactTerms& ct = terms[k];
+      ct.gap = o[0];
+      std::copy(o + 1, o + 1 + n, ct.Wn.begin());
+      ct.gap_bias = o[1 + n];
+      ct.slip = o[2 + n];
+      std::copy(o + 3 + n, o + 3 + 2 * n, ct.Wt.begin());
+      ct.slip_bias = o[3 + 2 * n];
+      ct.mu = o[4 + 2 * n];
+      ct.restitution = o[5 + 2 * n];
+      ct.given_normal = o[6 + 2 * n];
+    }
+  }
+  void extra_rates(double t, const double* x, const double* a, double* r) const override {
+    if (!c_->n_extra) return;
+    c_->extra(with_accelerations(t, x, a), r);
+  }
+  void energies(double t, const double* x, double& T, double& V, double& h, double& E) const override {
+    Scratch& w = scratch(*c_);
+    double e[3];
+    c_->energy(fill(*c_, w, t, x, 0.0), e);
+    h = e[0];
+    T = e[1];
+    V = e[2];
+    E = h;
+    std::size_t k = 2 * c_->n;
+    if (c_->has_forces) E -= x[k++];
+    if (c_->explicit_time) E += x[k++];
+  }
+  void user_output_values(double t, const double* x, const double* a, double* y) const override {
+    c_->outputs(with_accelerations(t, x, a), y);
+  }
+  void user_witness_values(double t, const double* x, const double* a, double* g) const override {
+    c_->witnesses(with_accelerations(t, x, a), g);
+  }
+
+ private:
+  const double* with_accelerations(double t, const double* x, const double* a) const {
+    Scratch& w = scratch(*c_);
+    double* in = fill(*c_, w, t, x, 0.0);
+    std::copy(a, a + c_->n, in + c_->in_a);
+    return in;
+  }
+  std::shared_ptr<const Compiled> c_;
+};
+
 // ---- holonomic constraints (DAE) -------------------------------------------------------------------------
 
 class ConstrainedUserSystem final : public HybridSystem, public UserModel {
@@ -553,7 +645,7 @@ std::string model_text_key(const Scenario& sc) {
     if (k.rfind("parameters.", 0) == 0) key += k + "\n";
   }
   // The order of the coordinates and parameters (the file's) matters too.
-  for (const auto& s : {"coordinates", "parameters", "constraints", "outputs", "events"})
+  for (const auto& s : {"coordinates", "parameters", "constraints", "contacts", "outputs", "events"})
     for (const auto& n : ordered(sc, s, s == std::string("coordinates") || s == std::string("parameters") ? "" : "x"))
       key += std::string(s) + ":" + n + "\n";
   return key;
@@ -603,6 +695,44 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, out);
   return out;
+}
+
+std::vector<ContactSpec> contact_specs(const symbolic::LagrangeModel& m) {
+  std::vector<ContactSpec> v;
+  for (const auto& c : m.contacts) v.push_back({c.name, c.unilateral, c.friction});
+  return v;
+}
+
+/// The contacts at the initial state: no gap below zero, no approach at zero gap, restitutions in [0, 1].
+void check_contacts_at_start(const Scenario& sc, const Compiled& c, const symbolic::LagrangeModel& m,
+                             const std::vector<double>& x0, const ContactSettings& settings) {
+  Scratch& w = scratch(c);
+  c.contacts(fill(c, w, 0.0, x0.data(), 0.0), w.out.data());
+  const std::size_t n = c.n, stride = symbolic::KernelNames::contact_stride(n);
+  for (std::size_t k = 0; k < c.n_contacts; ++k) {
+    const double* o = w.out.data() + k * stride;
+    const std::string key = "contacts." + m.contacts[k].name + ".";
+    std::ostringstream os;
+    os.precision(10);
+    if (!m.contacts[k].unilateral) continue;
+    double gd = 0;
+    for (std::size_t i = 0; i < n; ++i) gd += o[1 + i] * x0[n + i];
+    if (o[0] < -settings.gap_tolerance) {
+      os << "the gap of contact " << m.contacts[k].name << " is " << o[0] << " at the initial state (allowed: >= -"
+         << settings.gap_tolerance << ", nonsmooth.gap_tolerance): the bodies overlap; change [initial]";
+      sc.fail(key + "gap", os.str());
+    }
+    if (o[0] <= settings.gap_tolerance && gd < -settings.capture_velocity) {
+      os << "contact " << m.contacts[k].name << " starts at zero gap approaching at g' = " << gd
+         << " (allowed: >= -" << settings.capture_velocity << "): start just above the surface, or with g' >= 0";
+      sc.fail(key + "gap", os.str());
+    }
+    const double e = o[5 + 2 * n];
+    if (!(e >= 0 && e <= 1)) {
+      os << "restitution e = " << e << " of contact " << m.contacts[k].name << " is outside [0, 1]";
+      sc.fail(key + "restitution", os.str());
+    }
+  }
 }
 
 std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
@@ -671,26 +801,71 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     m.constraint_names.push_back(name);
     m.constraints.push_back(rd.parse(key, false, "holonomic constraints g(t, q) = 0 depend on coordinates only"));
   }
-  const auto contacts = ordered(sc, "contacts", "slip_velocity");
-  if (contacts.size() > 1)
-    sc.fail("contacts." + contacts[1] + ".slip_velocity",
-            "one Coulomb contact per model is supported; this model declares " + std::to_string(contacts.size()));
+  // Contacts: one with a given normal force and no gap is the Filippov form (has_contact); any other set goes
+  // to the contact engine (m.contacts).
+  const auto contacts = ordered(sc, "contacts", "x");
+  auto present = [&](const std::string& key) { return sc.values.count(key) && !sc.values.at(key).defaulted; };
   if (!contacts.empty() && !constraints.empty())
-    sc.fail("contacts." + contacts[0] + ".slip_velocity",
-            "a Coulomb contact together with holonomic constraints is not supported; eliminate the constraints with "
+    sc.fail("contacts." + contacts[0] + "." + (present("contacts." + contacts[0] + ".gap") ? "gap" : "slip_velocity"),
+            "contacts together with holonomic constraints are not supported; eliminate the constraints with "
             "minimal coordinates");
-  if (!contacts.empty()) {
-    const std::string k = "contacts." + contacts[0] + ".";
-    m.has_contact = true;
-    m.slip_velocity = rd.parse(k + "slip_velocity");
-    if (!linear_in(m.slip_velocity, m.qd))
-      sc.fail(k + "slip_velocity", k + "slip_velocity = \"" + sc.string(k + "slip_velocity") +
-                                       "\": the slip velocity must be linear in the rates der(q) (w = J(q) der(q) + w0(q))");
-    if (m.slip_velocity.has(m.t))
-      sc.fail(k + "slip_velocity", "the slip velocity must not depend on t explicitly (the switching surface is fixed)");
-    m.normal_force = rd.parse(k + "normal_force");
-    m.friction_coefficient = rd.parse(k + "friction_coefficient");
+  const bool filippov_form = contacts.size() == 1 && !present("contacts." + contacts[0] + ".gap");
+  for (const auto& name : contacts) {
+    const std::string k = "contacts." + name + ".";
+    if (!is_identifier(name))
+      sc.fail(k + (present(k + "gap") ? "gap" : "slip_velocity"),
+              "'" + name + "' is not a valid contact name: use letters, digits and _, not starting with a digit");
+    symbolic::LagrangeModel::Contact c;
+    c.name = name;
+    c.unilateral = present(k + "gap");
+    c.friction = present(k + "slip_velocity");
+    const std::string first = c.unilateral ? "gap" : c.friction ? "slip_velocity" : "normal_force";
+    if (!c.unilateral && !present(k + "normal_force"))
+      sc.fail(k + first, "contact " + name + " needs either a gap (a unilateral contact, its normal force computed) "
+                         "or a given normal_force");
+    if (c.unilateral && present(k + "normal_force"))
+      sc.fail(k + "normal_force", "contact " + name + " has a gap, so its normal force is computed: remove normal_force");
+    if (!c.unilateral && !c.friction)
+      sc.fail(k + "normal_force", "contact " + name + " has neither a gap nor a slip velocity: it would do nothing");
+    if (c.friction != present(k + "friction_coefficient"))
+      sc.fail(k + (c.friction ? "slip_velocity" : "friction_coefficient"),
+              "contact " + name + ": slip_velocity and friction_coefficient come together (Coulomb friction)");
+    if (!c.unilateral && present(k + "restitution"))
+      sc.fail(k + "restitution", "contact " + name + ": restitution applies to a contact with a gap (an impact)");
+    if (c.unilateral) {
+      c.gap = rd.parse(k + "gap", false, "a gap g(q) depends on coordinates only");
+      if (c.gap.has(m.t)) sc.fail(k + "gap", "the gap must not depend on t explicitly (a fixed surface)");
+      c.restitution = rd.parse(k + "restitution");
+      c.normal_force = 0;
+    } else {
+      c.gap = 0;
+      c.restitution = 0;
+      c.normal_force = rd.parse(k + "normal_force");
+    }
+    if (c.friction) {
+      c.slip_velocity = rd.parse(k + "slip_velocity");
+      if (!linear_in(c.slip_velocity, m.qd))
+        sc.fail(k + "slip_velocity", k + "slip_velocity = \"" + sc.string(k + "slip_velocity") +
+                                         "\": the slip velocity must be linear in the rates der(q) (w = J(q) der(q) + w0(q))");
+      if (c.slip_velocity.has(m.t))
+        sc.fail(k + "slip_velocity", "the slip velocity must not depend on t explicitly (the switching surface is fixed)");
+      c.friction_coefficient = rd.parse(k + "friction_coefficient");
+    } else {
+      c.slip_velocity = 0;
+      c.friction_coefficient = 0;
+    }
+    if (filippov_form) {
+      m.has_contact = true;
+      m.slip_velocity = c.slip_velocity;
+      m.normal_force = c.normal_force;
+      m.friction_coefficient = c.friction_coefficient;
+    } else {
+      m.contacts.push_back(c);
+    }
   }
+  if (m.contacts.size() > 15)
+    sc.fail("contacts." + contacts[15] + ".gap", "at most 15 contacts per model are supported; this model declares " +
+                                                    std::to_string(contacts.size()));
   for (const auto& o : ordered(sc, "outputs", "expression")) {
     const std::string k = "outputs." + o + ".";
     m.outputs.push_back(rd.parse(k + "expression", true, "", true));
@@ -702,6 +877,9 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     const std::string dir = sc.string(k + "direction");
     if (m.has_contact && (e == "switching_surface" || e == "sigma_plus" || e == "sigma_minus"))
       sc.fail(k + "when", "the event name '" + e + "' is the contact's own witness; choose another name");
+    for (const auto& spec : contact_specs(m))
+      for (const auto& w : ContactEngine::witness_names(spec))
+        if (e == w) sc.fail(k + "when", "the event name '" + e + "' is a witness of contact " + spec.name + "; choose another name");
     c->events.push_back({e, dir == "rising" ? 1 : dir == "falling" ? -1 : 0, sc.string(k + "action") == "stop"});
   }
 
@@ -716,6 +894,8 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     for (const auto& s : state_signals(probe)) taken.insert(s.name);
     for (const auto& s : output_signals(probe)) taken.insert(s.name);
     for (const auto& s : {"work_forces", "dissipated_friction", "work_explicit_time"}) taken.insert(s);
+    for (const auto& s : ContactEngine::engine_states()) taken.insert(s.name);
+    for (const auto& s : ContactEngine::engine_outputs(contact_specs(m))) taken.insert(s.name);
     for (const auto& o : c->user_outputs)
       if (taken.count(o.name)) sc.fail("outputs." + o.name + ".expression", "the output name '" + o.name + "' is taken by a built-in signal; choose another");
   }
@@ -735,6 +915,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   c->n_extra = dv.n_extra;
   c->n_user_outputs = m.outputs.size();
   c->n_events = m.events.size();
+  c->n_contacts = m.contacts.size();
   c->has_contact = m.has_contact;
   c->has_forces = dv.has_forces;
   c->explicit_time = dv.explicit_time;
@@ -759,6 +940,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   c->outputs_jac = lib.get(KernelNames::outputs_jac);
   c->witnesses = lib.get(KernelNames::events);
   if (c->has_contact) c->contact = lib.get(KernelNames::contact);
+  if (c->n_contacts) c->contacts = lib.get(KernelNames::contacts);
   if (c->nc) {
     c->dae = lib.get(KernelNames::dae);
     c->dae_jac = lib.get(KernelNames::dae_jac);
@@ -819,6 +1001,14 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   }
   x0.resize(2 * c->n + c->n_extra, 0.0);
   if (c->has_contact) return std::make_unique<ContactSystem>(c, x0);
+  if (c->n_contacts) {
+    ContactSettings settings;
+    settings.capture_velocity = sc.real("nonsmooth.capture_velocity");
+    settings.gap_tolerance = sc.real("nonsmooth.gap_tolerance");
+    settings.stabilization_rate = sc.real("nonsmooth.stabilization_rate");
+    check_contacts_at_start(sc, *c, m, x0, settings);
+    return std::make_unique<UserContactSystem>(c, x0, contact_specs(m), settings);
+  }
   return std::make_unique<SmoothSystem>(c, x0);
 }
 

@@ -12,6 +12,7 @@
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/lagrangian.hpp"
 #include "rollsim/symbolic/codegen.hpp"
+#include "rollsim/symbolic/lagrange.hpp"
 
 namespace rollsim::lagrangian::detail {
 
@@ -31,6 +32,7 @@ struct EventSpec {
 /// Everything the systems share: sizes, names, parameter values and the compiled kernels.
 struct Compiled {
   std::size_t n = 0, np = 0, nc = 0, n_extra = 0, n_user_outputs = 0, n_events = 0;
+  std::size_t n_contacts = 0;  ///< contacts of the contact engine (hybrid/contacts.hpp)
   bool has_contact = false, has_forces = false, explicit_time = false, friction_dissipates = false;
   std::vector<std::string> coordinates, units, constraint_names;
   std::vector<Signal> user_outputs;
@@ -39,7 +41,7 @@ struct Compiled {
   double alpha = kDefaultBaumgarte;
   std::shared_ptr<symbolic::CompiledKernels> lib;
   KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
-                 outputs_jac = nullptr, witnesses = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
+                 outputs_jac = nullptr, witnesses = nullptr, contacts = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
   std::size_t in_size = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   SetupTimes setup;
 };
@@ -58,7 +60,8 @@ struct Scratch {
     grow(in, c.in_size);
     grow(dyn, n * n + n);
     grow(jac, (n + c.n_extra + c.nc + n) * (3 * n + c.nc) + N);
-    grow(out, std::max<std::size_t>(c.n_user_outputs * 3 * n + c.n_user_outputs + c.n_events + 4 * n + 8, 16));
+    grow(out, std::max<std::size_t>({c.n_user_outputs * 3 * n + c.n_user_outputs + c.n_events + 4 * n + 8,
+                                     c.n_contacts * symbolic::KernelNames::contact_stride(n), 16}));
     grow(tmp, 4 * N + 8);
     if (static_cast<std::size_t>(M.rows()) != n + c.nc) {
       M.resize(static_cast<Eigen::Index>(n + c.nc), static_cast<Eigen::Index>(n + c.nc));

@@ -140,6 +140,29 @@ Derivation derive(const LagrangeModel& m) {
     c.push_back(m.friction_coefficient);
     out.kernels.push_back({KernelNames::contact, c});
   }
+  if (!m.contacts.empty()) {
+    std::vector<ex> c;
+    for (const auto& k : m.contacts) {
+      // g'' = dg/dq.a + sum_j d(g')/dq_j q'_j (g has no explicit t); likewise w' for w = W_t(q) q' + w0(q).
+      ex gp = 0;
+      for (std::size_t i = 0; i < n; ++i) gp += d(k.gap, m.q[i]) * m.qd[i];
+      ex gbias = 0, wbias = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        gbias += d(gp, m.q[j]) * m.qd[j];
+        wbias += d(k.slip_velocity, m.q[j]) * m.qd[j];
+      }
+      c.push_back(k.gap);
+      for (std::size_t i = 0; i < n; ++i) c.push_back(d(k.gap, m.q[i]));
+      c.push_back(gbias);
+      c.push_back(k.slip_velocity);
+      for (std::size_t i = 0; i < n; ++i) c.push_back(d(k.slip_velocity, m.qd[i]));
+      c.push_back(wbias);
+      c.push_back(k.friction_coefficient);
+      c.push_back(k.restitution);
+      c.push_back(k.normal_force);
+    }
+    out.kernels.push_back({KernelNames::contacts, c});
+  }
   out.kernels.push_back({KernelNames::outputs, m.outputs});
   std::vector<ex> ojac;
   append_jacobian(ojac, m.outputs, concat({&m.q, &m.qd, &m.a}));

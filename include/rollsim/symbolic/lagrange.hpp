@@ -41,6 +41,14 @@ struct LagrangeModel {
   std::vector<GiNaC::ex> constraints;
   bool has_contact = false;
   GiNaC::ex slip_velocity, normal_force, friction_coefficient;
+  /// Contacts for the contact engine (hybrid/contacts.hpp): unilateral gaps, several contacts. (The single
+  /// contact with a given normal force above, has_contact, is the Filippov form.)
+  struct Contact {
+    std::string name;
+    bool unilateral = false, friction = false;
+    GiNaC::ex gap, slip_velocity, friction_coefficient, restitution, normal_force;
+  };
+  std::vector<Contact> contacts;
   std::vector<GiNaC::ex> outputs;  ///< may use a (accelerations)
   std::vector<GiNaC::ex> events;   ///< may use a
 
@@ -64,6 +72,10 @@ struct KernelNames {
   static constexpr const char* extra = "rs_extra";          ///< the extra states' rates (E): W_Q', D', P'
   static constexpr const char* energy = "rs_energy";        ///< h, T, V
   static constexpr const char* contact = "rs_contact";      ///< w, dw/dq (n), dw/dq' (n), N, mu
+  /// Per contact of LagrangeModel::contacts (2n + 7 each): g, dg/dq (n), g'' - dg/dq.a, w, dw/dq' (n),
+  /// w' - dw/dq'.a, mu, e, N.
+  static constexpr const char* contacts = "rs_contacts";
+  static std::size_t contact_stride(std::size_t n) { return 2 * n + 7; }
   static constexpr const char* outputs = "rs_outputs";      ///< the outputs
   static constexpr const char* outputs_jac = "rs_outputs_jac";  ///< dy/dq, dy/dq', dy/da (m x 3n)
   static constexpr const char* events = "rs_events";        ///< the event witnesses

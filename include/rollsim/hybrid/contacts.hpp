@@ -1,0 +1,144 @@
+#pragma once
+/// \file A mechanical system with several contacts, each unilateral (a gap g(q) >= 0 with a normal force
+/// lambda_N >= 0 complementary to it) or bilateral with a given normal force, each with or without Coulomb
+/// friction, and impacts with Newton's restitution and Coulomb friction in the impulse. docs/contacts.md is the
+/// reference; what follows is the contract with the model that supplies the mechanics.
+///
+/// State x = [q (n), q' (n), the model's integrated extras, D_friction, D_impact]. The model supplies, at (t, x):
+/// the mass matrix M and the smooth forces f (M q'' = f + the contact forces), and per contact the gap g with
+/// its gradient W_n = dg/dq and g'' - W_n.q'' (the curvature term), the slip velocity w = W_t.q' + w0(q) with
+/// W_t = dw/dq' and w' - W_t.q'', the friction coefficient mu, the restitution e and (bilateral) the normal
+/// force N.
+///
+/// Each contact has its own mode: open (separated), stick, slide + (w > 0) or slide - (w < 0); a unilateral
+/// contact without friction is open or closed (stored as stick). The system's mode is the contacts' modes in
+/// base 4 (contact k in digit k). In a mode the accelerations and the multipliers solve
+///
+///   M q'' = f + sum over closed contacts of (W_n - s mu W_t) lambda_N  (sliding, s = +-1) or W_n lambda_N
+///           + sum over sticking contacts of W_t lambda_T  (- s mu N W_t for a sliding bilateral contact)
+///   g'' + 2 a g' + a^2 g = 0 for every closed unilateral contact, w' + a w = 0 for every sticking contact
+///
+/// (a: the Baumgarte rate, which holds the closed gaps and the sticking slips at zero against drift).
+///
+/// Witnesses, per contact: open: g (falling: touchdown); closed: lambda_N (falling: lift-off); stick:
+/// mu lambda_N -+ lambda_T (falling: slip); slide s: w (crossing against s: stick or reversal). Every one
+/// bounds its mode's region, so the simulate loop finds every crossing and audits the region.
+///
+/// At an event the new mode of all contacts is chosen together, by enumeration, from the complementarity
+/// conditions at that instant: lambda_N >= 0 for a closed contact, g'' >= 0 for an open one at g = 0, g' = 0,
+/// |lambda_T| <= mu lambda_N while sticking, s w' >= 0 for a slide starting at w = 0. The mode the event left is
+/// excluded for the contact whose witness fired. One strictly consistent mode is taken; among modes that are
+/// consistent only at the limit, the one that changes fewest contacts. None, or several strictly consistent
+/// (the Painlevé paradox), stops the run with a SolverError (exit 3) naming the contacts and the conditions.
+///
+/// At touchdown (a gap reaching zero), the impulses P of the contacts at zero gap solve, by the same enumeration,
+/// M dq' = sum (W_n P_N + W_t P_T) with Newton's law g'+ >= -e g'-, P_N >= 0 complementary, and Coulomb's law in
+/// the impulse (sticking: w+ = 0, |P_T| <= mu P_N; sliding: P_T = -s mu P_N, s w+ >= 0). An approach slower than
+/// the capture velocity is plastic (e = 0): the contact closes ("capture"), which ends an accumulation of impacts.
+/// The energy lost in the impact is added to D_impact; an impact that would create energy stops the run.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rollsim/hybrid/system.hpp"
+
+namespace rollsim {
+
+/// What a contact is.
+struct ContactSpec {
+  std::string name;
+  bool unilateral = false;  ///< a gap with a computed normal force; else a given normal force
+  bool friction = false;    ///< a slip velocity and a friction coefficient
+};
+
+/// One contact's terms at (t, x), filled by the model (W_n, W_t have dimension n, sized by the engine).
+struct ContactTerms {
+  double gap = 0, gap_bias = 0;    ///< g, and g'' - W_n.q''
+  double slip = 0, slip_bias = 0;  ///< w, and w' - W_t.q''
+  double mu = 0, restitution = 0, given_normal = 0;
+  std::vector<double> Wn, Wt;
+};
+
+/// The engine's settings.
+struct ContactSettings {
+  /// An impact approaching slower than this is plastic (e = 0): the contact closes. A gap rate or a slip counts
+  /// as zero below 1e-3 of it plus 1e-9 of the largest rate.
+  double capture_velocity = 1e-6;
+  double gap_tolerance = 1e-9;     ///< a gap within this of zero counts as touching
+  double stabilization_rate = 10;  ///< Baumgarte rate a [1/s]
+};
+
+enum ContactMode : int { kOpen = 0, kStick = 1, kSlidePlus = 2, kSlideMinus = 3 };
+
+class ContactEngine : public HybridSystem {
+ public:
+  /// The contacts' modes in a system mode, and back.
+  static int contact_mode(int mode, std::size_t k) { return (mode >> (2 * k)) & 3; }
+  static int with_contact_mode(int mode, std::size_t k, int cm) {
+    return (mode & ~(3 << (2 * k))) | (cm << (2 * k));
+  }
+
+  bool has_modes() const override { return true; }
+  std::string mode_name(int mode) const override;
+  int initial_mode(const double* x0) const override;
+  void initial_state(double* x0) const override;
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  void rhs(double t, const double* x, int mode, double* xdot) const override;
+  std::vector<Witness> witnesses(int mode) const override;
+  std::size_t witness_count(int mode) const override;
+  void witness_values(double t, const double* x, int mode, double* g) const override;
+  bool energy_ledger(double t, const double* x, int mode, EnergyLedger& e) const override;
+  EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int crossing_direction) const override;
+  void compute_outputs(double t, const double* x, int mode, double* y) const override;
+  std::unique_ptr<Summarizer> make_summarizer() const override;
+  std::vector<std::string> event_extras() const override;
+
+  const std::vector<ContactSpec>& contacts() const { return contacts_; }
+  /// The states the engine adds, and the outputs it computes ahead of the model's own.
+  static Signals engine_states();
+  static Signals engine_outputs(const std::vector<ContactSpec>& contacts);
+  /// Every witness name a contact can have (in some mode), and the prefixes the engine builds them with.
+  static std::vector<std::string> witness_names(const ContactSpec& contact);
+
+ protected:
+  /// Called by the model's constructor. \param base_states the model's states: q, q' and its extras;
+  /// \param x0 their initial values; \param user_outputs, user_witnesses the model's own.
+  void configure(std::size_t n, std::vector<ContactSpec> contacts, Signals base_states, std::vector<double> x0,
+                 Signals user_outputs, std::vector<Witness> user_witnesses, ContactSettings settings);
+
+  // ---- what the model supplies -----------------------------------------------------------------------
+  /// M (n x n, column-major) and f (n) at (t, x).
+  virtual void mass_and_forces(double t, const double* x, double* M, double* f) const = 0;
+  /// Every contact's terms at (t, x).
+  virtual void contact_terms(double t, const double* x, ContactTerms* terms) const = 0;
+  /// The rates of the model's extra states, given the accelerations a (default: none).
+  virtual void extra_rates(double /*t*/, const double* /*x*/, const double* /*a*/, double* /*r*/) const {}
+  /// The kinetic and potential energy, the Jacobi energy h and the model's conserved combination
+  /// E = h - (work of the forces) + (work of explicit time) at (t, x).
+  virtual void energies(double t, const double* x, double& T, double& V, double& h, double& E) const = 0;
+  /// The model's outputs and witnesses, given the accelerations a.
+  virtual void user_output_values(double /*t*/, const double* /*x*/, const double* /*a*/, double* /*y*/) const {}
+  virtual void user_witness_values(double /*t*/, const double* /*x*/, const double* /*a*/, double* /*g*/) const {}
+
+ private:
+  struct Solution;
+  struct Choice;
+  /// The accelerations and the contact forces of `mode` at (t, x); false if its matrix is singular.
+  bool solve(double t, const double* x, int mode, Solution& s) const;
+  /// The consistent mode at (t, x) (the continuous problem); `fired`/`left`: a contact and the mode it left.
+  int select_mode(double t, const double* x, int current, int fired, int left, const char* when) const;
+  /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
+  void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
+  std::string describe_contacts(int mode) const;
+
+  std::size_t n_ = 0, n_base_ = 0;
+  std::vector<ContactSpec> contacts_;
+  std::vector<double> x0_;
+  Signals states_, outputs_;
+  std::size_t n_user_outputs_ = 0;
+  std::vector<Witness> user_witnesses_;
+  ContactSettings settings_;
+};
+
+}  // namespace rollsim

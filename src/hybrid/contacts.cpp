@@ -1,0 +1,761 @@
+#include "rollsim/hybrid/contacts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include <Eigen/Dense>
+
+#include "rollsim/core/error.hpp"
+
+namespace rollsim {
+
+namespace {
+
+constexpr const char* kModeNames[4] = {"open", "stick", "slide+", "slide-"};
+/// Consistency is decided on values relative to their scale: below -kWeak a condition fails; above kStrict it
+/// holds with a margin (two modes holding with a margin: forward motion is not unique).
+constexpr double kWeak = 1e-8, kStrict = 1e-6;
+
+std::string num(double v) {
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+double dot(const std::vector<double>& a, const double* b, std::size_t n) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+/// Per-thread room for the solves: no heap allocation once the sizes are reached.
+struct Work {
+  std::size_t n = 0, nc = 0;
+  Eigen::MatrixXd M, A;
+  Eigen::VectorXd f, rhs, sol;
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+  std::vector<ContactTerms> terms;
+  void ensure(std::size_t n_, std::size_t nc_) {
+    if (n == n_ && nc == nc_) return;
+    n = n_;
+    nc = nc_;
+    const auto N = static_cast<Eigen::Index>(n + 2 * nc);
+    M.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    A.resize(N, N);
+    f.resize(static_cast<Eigen::Index>(n));
+    rhs.resize(N);
+    sol.resize(N);
+    lu = Eigen::PartialPivLU<Eigen::MatrixXd>(N);
+    terms.assign(nc, ContactTerms{});
+    for (auto& t : terms) {
+      t.Wn.assign(n, 0.0);
+      t.Wt.assign(n, 0.0);
+    }
+  }
+};
+
+Work& work(std::size_t n, std::size_t nc) {
+  thread_local Work w;
+  w.ensure(n, nc);
+  return w;
+}
+
+}  // namespace
+
+/// The accelerations, the contact forces and the contacts' kinematics in a mode.
+struct ContactEngine::Solution {
+  std::vector<double> a, lam_n, lam_t, gdot, gddot, wdot;
+  double rcond = 1;
+  void size(std::size_t n, std::size_t nc) {
+    a.resize(n);
+    for (auto* v : {&lam_n, &lam_t, &gdot, &gddot, &wdot}) v->resize(nc);
+  }
+};
+
+void ContactEngine::configure(std::size_t n, std::vector<ContactSpec> contacts, Signals base_states,
+                              std::vector<double> x0, Signals user_outputs, std::vector<Witness> user_witnesses,
+                              ContactSettings settings) {
+  n_ = n;
+  contacts_ = std::move(contacts);
+  n_base_ = base_states.size();
+  states_ = std::move(base_states);
+  for (auto& st : engine_states()) states_.push_back(std::move(st));
+  x0_ = std::move(x0);
+  x0_.resize(n_base_ + 2, 0.0);
+  outputs_ = engine_outputs(contacts_);
+  n_user_outputs_ = user_outputs.size();
+  for (auto& o : user_outputs) outputs_.push_back(std::move(o));
+  user_witnesses_ = std::move(user_witnesses);
+  settings_ = settings;
+}
+
+Signals ContactEngine::engine_states() {
+  return {{"dissipated_friction", "J", "energy taken by Coulomb friction since the start"},
+          {"dissipated_impact", "J", "energy lost in impacts since the start"}};
+}
+
+Signals ContactEngine::engine_outputs(const std::vector<ContactSpec>& contacts) {
+  Signals out{{"kinetic_energy", "J", "kinetic energy T"},
+              {"potential_energy", "J", "potential energy V"},
+              {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"},
+              {"energy_balance", "J",
+               "h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact: constant"}};
+  for (const auto& c : contacts) {
+    if (c.unilateral) {
+      out.push_back({"gap_" + c.name, "m", "gap g of contact " + c.name});
+      out.push_back({"gap_rate_" + c.name, "m/s", "g' of contact " + c.name});
+    }
+    out.push_back({"normal_force_" + c.name, "N", "normal force of contact " + c.name + " (its multiplier)"});
+    if (c.friction) {
+      out.push_back({"tangential_force_" + c.name, "N",
+                     "friction force of contact " + c.name + " along dw/dq' (opposes w when sliding)"});
+      out.push_back({"slip_velocity_" + c.name, "m/s", "slip velocity w of contact " + c.name});
+    }
+  }
+  return out;
+}
+
+namespace {
+constexpr const char* kWitnessPrefixes[5] = {"gap_", "normal_force_", "stick_margin_plus_", "stick_margin_minus_",
+                                             "slip_velocity_"};
+}
+
+std::vector<std::string> ContactEngine::witness_names(const ContactSpec& c) {
+  std::vector<std::string> v;
+  for (const char* p : kWitnessPrefixes) v.push_back(p + c.name);
+  return v;
+}
+
+void ContactEngine::initial_state(double* x0) const { std::copy(x0_.begin(), x0_.end(), x0); }
+
+std::string ContactEngine::mode_name(int mode) const {
+  std::string s;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const int cm = contact_mode(mode, k);
+    s += (k ? "," : "") + contacts_[k].name + ":" +
+         (cm == kStick && !contacts_[k].friction ? "closed" : kModeNames[cm]);
+  }
+  return s;
+}
+
+bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) const {
+  const std::size_t n = n_, nc = contacts_.size();
+  Work& w = work(n, nc);
+  s.size(n, nc);
+  mass_and_forces(t, x, w.M.data(), w.f.data());
+  contact_terms(t, x, w.terms.data());
+  const auto ni = static_cast<Eigen::Index>(n);
+  w.A.setZero();
+  w.A.topLeftCorner(ni, ni) = w.M;
+  w.rhs.setZero();
+  w.rhs.head(ni) = w.f;
+  const double alpha = settings_.stabilization_rate;
+  const double* v = x + n;
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactTerms& c = w.terms[k];
+    const ContactSpec& spec = contacts_[k];
+    const int cm = contact_mode(mode, k);
+    const auto rn = static_cast<Eigen::Index>(n + 2 * k), rt = rn + 1;
+    const double sgn = cm == kSlidePlus ? 1.0 : cm == kSlideMinus ? -1.0 : 0.0;
+    const bool closed = !spec.unilateral || cm != kOpen;
+    s.gdot[k] = spec.unilateral ? dot(c.Wn, v, n) : 0.0;
+    if (spec.unilateral && closed) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto ii = static_cast<Eigen::Index>(i);
+        w.A(ii, rn) = -(c.Wn[i] - (spec.friction ? sgn * c.mu * c.Wt[i] : 0.0));
+        w.A(rn, ii) = c.Wn[i];
+      }
+      w.rhs(rn) = -(c.gap_bias + 2 * alpha * s.gdot[k] + alpha * alpha * c.gap);
+    } else {
+      w.A(rn, rn) = 1;
+    }
+    if (!spec.unilateral && spec.friction && sgn != 0)
+      for (std::size_t i = 0; i < n; ++i) w.rhs(static_cast<Eigen::Index>(i)) -= sgn * c.mu * c.given_normal * c.Wt[i];
+    if (spec.friction && closed && cm == kStick) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto ii = static_cast<Eigen::Index>(i);
+        w.A(ii, rt) = -c.Wt[i];
+        w.A(rt, ii) = c.Wt[i];
+      }
+      w.rhs(rt) = -(c.slip_bias + alpha * c.slip);
+    } else {
+      w.A(rt, rt) = 1;
+    }
+  }
+  w.lu.compute(w.A);
+  s.rcond = w.lu.rcond();
+  w.sol = w.lu.solve(w.rhs);
+  bool ok = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    s.a[i] = w.sol(static_cast<Eigen::Index>(i));
+    ok = ok && std::isfinite(s.a[i]);
+  }
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactTerms& c = w.terms[k];
+    const ContactSpec& spec = contacts_[k];
+    const int cm = contact_mode(mode, k);
+    const auto rn = static_cast<Eigen::Index>(n + 2 * k), rt = rn + 1;
+    const double sgn = cm == kSlidePlus ? 1.0 : cm == kSlideMinus ? -1.0 : 0.0;
+    const bool closed = !spec.unilateral || cm != kOpen;
+    s.lam_n[k] = !spec.unilateral ? c.given_normal : closed ? w.sol(rn) : 0.0;
+    s.lam_t[k] = !spec.friction || !closed ? 0.0 : cm == kStick ? w.sol(rt) : -sgn * c.mu * s.lam_n[k];
+    s.gddot[k] = spec.unilateral ? dot(c.Wn, s.a.data(), n) + c.gap_bias : 0.0;
+    s.wdot[k] = spec.friction ? dot(c.Wt, s.a.data(), n) + c.slip_bias : 0.0;
+  }
+  return ok;
+}
+
+void ContactEngine::rhs(double t, const double* x, int mode, double* xdot) const {
+  thread_local Solution s;
+  solve(t, x, mode, s);
+  const std::size_t n = n_;
+  std::copy(x + n, x + 2 * n, xdot);
+  std::copy(s.a.begin(), s.a.end(), xdot + n);
+  extra_rates(t, x, s.a.data(), xdot + 2 * n);
+  // D' = -(friction force).(W_t q') : the power friction takes out of the mechanical system.
+  const Work& w = work(n, contacts_.size());
+  double pf = 0;
+  for (std::size_t k = 0; k < contacts_.size(); ++k)
+    if (contacts_[k].friction) pf -= s.lam_t[k] * dot(w.terms[k].Wt, x + n, n);
+  xdot[n_base_] = pf;
+  xdot[n_base_ + 1] = 0;
+}
+
+std::vector<Witness> ContactEngine::witnesses(int mode) const {
+  std::vector<Witness> v;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const ContactSpec& c = contacts_[k];
+    const int cm = contact_mode(mode, k);
+    if (c.unilateral) {
+      if (cm == kOpen)
+        v.push_back({kWitnessPrefixes[0] + c.name, -1, false, true});
+      else
+        v.push_back({kWitnessPrefixes[1] + c.name, -1, false, true});
+    }
+    if (c.friction && (cm != kOpen || !c.unilateral)) {
+      if (cm == kStick) {
+        v.push_back({kWitnessPrefixes[2] + c.name, -1, false, true});
+        v.push_back({kWitnessPrefixes[3] + c.name, -1, false, true});
+      } else {
+        v.push_back({kWitnessPrefixes[4] + c.name, cm == kSlidePlus ? -1 : 1, false, true});
+      }
+    }
+  }
+  for (const auto& u : user_witnesses_) v.push_back(u);
+  return v;
+}
+
+std::size_t ContactEngine::witness_count(int mode) const {
+  std::size_t count = user_witnesses_.size();
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const ContactSpec& c = contacts_[k];
+    const int cm = contact_mode(mode, k);
+    if (c.unilateral) ++count;
+    if (c.friction && (cm != kOpen || !c.unilateral)) count += cm == kStick ? 2 : 1;
+  }
+  return count;
+}
+
+void ContactEngine::witness_values(double t, const double* x, int mode, double* g) const {
+  thread_local Solution s;
+  solve(t, x, mode, s);
+  const Work& w = work(n_, contacts_.size());
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const ContactSpec& c = contacts_[k];
+    const int cm = contact_mode(mode, k);
+    const ContactTerms& ct = w.terms[k];
+    if (c.unilateral) g[j++] = cm == kOpen ? ct.gap : s.lam_n[k];
+    if (c.friction && (cm != kOpen || !c.unilateral)) {
+      if (cm == kStick) {
+        g[j++] = ct.mu * s.lam_n[k] - s.lam_t[k];
+        g[j++] = ct.mu * s.lam_n[k] + s.lam_t[k];
+      } else {
+        g[j++] = ct.slip;
+      }
+    }
+  }
+  if (!user_witnesses_.empty()) user_witness_values(t, x, s.a.data(), g + j);
+}
+
+bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, EnergyLedger& e) const {
+  double T, V, h, E;
+  energies(t, x, T, V, h, E);
+  e.energy = E;
+  e.dissipated = x[n_base_] + x[n_base_ + 1];
+  e.dissipated_state = static_cast<int>(n_base_);
+  return true;
+}
+
+void ContactEngine::compute_outputs(double t, const double* x, int mode, double* y) const {
+  thread_local Solution s;
+  solve(t, x, mode, s);
+  const Work& w = work(n_, contacts_.size());
+  double T, V, h, E;
+  energies(t, x, T, V, h, E);
+  y[0] = T;
+  y[1] = V;
+  y[2] = h;
+  y[3] = E + x[n_base_] + x[n_base_ + 1];
+  std::size_t j = 4;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const ContactSpec& c = contacts_[k];
+    if (c.unilateral) {
+      y[j++] = w.terms[k].gap;
+      y[j++] = s.gdot[k];
+    }
+    y[j++] = s.lam_n[k];
+    if (c.friction) {
+      y[j++] = s.lam_t[k];
+      y[j++] = w.terms[k].slip;
+    }
+  }
+  if (n_user_outputs_) user_output_values(t, x, s.a.data(), y + j);
+}
+
+std::vector<std::string> ContactEngine::event_extras() const {
+  std::vector<std::string> v;
+  for (const auto& c : contacts_)
+    if (c.unilateral) {
+      v.push_back("impulse_normal_" + c.name);
+      if (c.friction) v.push_back("impulse_tangential_" + c.name);
+    }
+  v.push_back("kinetic_energy_loss");
+  return v;
+}
+
+// ---- choosing modes ----------------------------------------------------------------------------------------
+
+namespace {
+
+/// A candidate's worst condition, relative to its scale, and what it is (for messages).
+struct Verdict {
+  double margin = std::numeric_limits<double>::infinity();
+  std::string worst;
+  bool singular = false;
+  void check(double value, double scale, const std::string& what) {
+    const double m = value / std::max(scale, std::numeric_limits<double>::min());
+    if (m < margin) {
+      margin = m;
+      worst = what + " = " + num(value);
+    }
+  }
+  bool weak() const { return !singular && margin >= -kWeak; }
+  bool strict() const { return !singular && margin > kStrict; }
+};
+
+/// Odometer over per-contact candidate lists.
+bool next(std::vector<std::size_t>& idx, const std::vector<std::vector<int>>& options) {
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    if (++idx[k] < options[k].size()) return true;
+    idx[k] = 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+struct ContactEngine::Choice {
+  int mode = 0;
+  Verdict verdict;
+  int changes = 0;
+};
+
+std::string ContactEngine::describe_contacts(int mode) const { return mode_name(mode); }
+
+int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when) const {
+  const std::size_t n = n_, nc = contacts_.size();
+  const double gtol = settings_.gap_tolerance;
+  const double* v = x + n;
+  // A gap rate or a slip counts as zero below vtol: far below the capture velocity (so that a rebound, however
+  // slow, opens the contact) and relative to the rates, for the rounding of a closed or sticking contact.
+  double vscale = 0;
+  for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(v[i]));
+  const double vtol = 1e-9 * vscale + 1e-3 * settings_.capture_velocity;
+  std::vector<std::vector<int>> options(nc);
+  {
+    const Work& w0 = work(n, nc);
+    Solution probe;
+    solve(t, x, current, probe);  // fills the terms
+    for (std::size_t k = 0; k < nc; ++k) {
+      const ContactSpec& c = contacts_[k];
+      const ContactTerms& ct = w0.terms[k];
+      std::vector<int> closed;
+      if (c.friction) {
+        if (std::abs(ct.slip) > vtol)
+          closed = {ct.slip > 0 ? kSlidePlus : kSlideMinus};
+        else
+          closed = {kStick, kSlidePlus, kSlideMinus};
+      } else {
+        closed = {kStick};
+      }
+      auto& o = options[k];
+      if (c.unilateral) {
+        const double gd = dot(ct.Wn, v, n);
+        o.push_back(kOpen);
+        if (ct.gap <= gtol && gd <= vtol) o.insert(o.end(), closed.begin(), closed.end());
+      } else {
+        o = closed;
+      }
+      if (static_cast<int>(k) == fired && o.size() > 1) o.erase(std::remove(o.begin(), o.end(), left), o.end());
+    }
+  }
+  std::vector<Choice> strict, weak;
+  Choice nearest;
+  nearest.verdict.margin = -std::numeric_limits<double>::infinity();
+  std::vector<std::size_t> idx(nc, 0);
+  Solution s;
+  do {
+    int mode = 0;
+    for (std::size_t k = 0; k < nc; ++k) mode = with_contact_mode(mode, k, options[k][idx[k]]);
+    Choice ch;
+    ch.mode = mode;
+    for (std::size_t k = 0; k < nc; ++k) ch.changes += contact_mode(mode, k) != contact_mode(current, k);
+    const bool ok = solve(t, x, mode, s);
+    const Work& w = work(n, nc);
+    if (!ok || s.rcond < 1e-13) {
+      ch.verdict.singular = true;
+      ch.verdict.worst = "the contact constraints are dependent (singular matrix)";
+    } else {
+      double fscale = 0, ascale = 0;
+      for (std::size_t i = 0; i < n; ++i) ascale = std::max(ascale, std::abs(s.a[i]));
+      for (std::size_t k = 0; k < nc; ++k) {
+        fscale = std::max({fscale, std::abs(s.lam_n[k]), std::abs(s.lam_t[k])});
+        ascale = std::max({ascale, std::abs(s.gddot[k]), std::abs(s.wdot[k]), std::abs(w.terms[k].gap_bias),
+                           std::abs(w.terms[k].slip_bias)});
+      }
+      for (std::size_t k = 0; k < nc; ++k) {
+        const ContactSpec& c = contacts_[k];
+        const ContactTerms& ct = w.terms[k];
+        const int cm = contact_mode(mode, k);
+        const bool closed = !c.unilateral || cm != kOpen;
+        if (c.unilateral && !closed && ct.gap <= gtol && std::abs(s.gdot[k]) <= vtol)
+          ch.verdict.check(s.gddot[k], ascale, c.name + ": open at zero gap needs g'' >= 0; g''");
+        if (c.unilateral && closed) ch.verdict.check(s.lam_n[k], fscale, c.name + ": closed needs lambda_N >= 0; lambda_N");
+        if (c.friction && closed && cm == kStick)
+          ch.verdict.check(ct.mu * s.lam_n[k] - std::abs(s.lam_t[k]), fscale,
+                           c.name + ": sticking needs |lambda_T| <= mu lambda_N; mu lambda_N - |lambda_T|");
+        if (c.friction && closed && cm != kStick && std::abs(ct.slip) <= vtol)
+          ch.verdict.check((cm == kSlidePlus ? 1 : -1) * s.wdot[k], ascale,
+                           c.name + ": " + kModeNames[cm] + " from w = 0 needs s w' >= 0; s w'");
+      }
+    }
+    if (ch.verdict.strict()) strict.push_back(ch);
+    if (ch.verdict.weak()) weak.push_back(ch);
+    if (!ch.verdict.singular && ch.verdict.margin > nearest.verdict.margin) nearest = ch;
+  } while (next(idx, options));
+
+  auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
+  if (strict.size() > 1) {
+    std::string modes;
+    for (const auto& c : strict) modes += "\n  " + mode_name(c.mode);
+    throw SolverError("contact modes: more than one consistent mode" + where() +
+                      ": forward motion is not unique (the Painlevé paradox for a sliding contact whose friction "
+                      "pushes it into the surface); consistent:" + modes);
+  }
+  if (strict.size() == 1) return strict.front().mode;
+  if (!weak.empty()) {
+    std::sort(weak.begin(), weak.end(), [](const Choice& a, const Choice& b) {
+      return a.changes != b.changes ? a.changes < b.changes : a.verdict.margin > b.verdict.margin;
+    });
+    return weak.front().mode;
+  }
+  throw SolverError("contact modes: no consistent mode" + where() + ": every combination of the contacts' modes breaks "
+                    "a complementarity condition (the Painlevé paradox: no contact force can stop a sliding contact "
+                    "from entering the surface); the nearest, " + mode_name(nearest.mode) + ", breaks " +
+                    nearest.verdict.worst);
+}
+
+int ContactEngine::initial_mode(const double* x0) const {
+  std::vector<double> x(x0, x0 + size());
+  // Start from the contacts' kinematic state, then choose consistently.
+  int current = 0;
+  {
+    Solution s;
+    solve(0.0, x.data(), 0, s);
+    const Work& w = work(n_, contacts_.size());
+    for (std::size_t k = 0; k < contacts_.size(); ++k) {
+      const ContactTerms& ct = w.terms[k];
+      const bool touching = !contacts_[k].unilateral || ct.gap <= settings_.gap_tolerance;
+      int cm = kOpen;
+      if (touching) cm = !contacts_[k].friction ? kStick : ct.slip > settings_.capture_velocity ? kSlidePlus
+                         : ct.slip < -settings_.capture_velocity ? kSlideMinus : kStick;
+      current = with_contact_mode(current, k, cm);
+    }
+  }
+  return select_mode(0.0, x.data(), current, -1, -1, "the initial state");
+}
+
+void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const {
+  const std::size_t n = n_, nc = contacts_.size();
+  const double vtol = settings_.capture_velocity, gtol = settings_.gap_tolerance;
+  Solution pre;
+  solve(t, x, mode, pre);
+  Work& w = work(n, nc);
+  const Eigen::MatrixXd M = w.M;
+  const std::vector<ContactTerms> terms = w.terms;
+  const double* v = x + n;
+  // The contacts at zero gap take part; an approach slower than the capture velocity is plastic.
+  std::vector<std::size_t> part;
+  std::vector<double> gd(nc, 0.0), e(nc, 0.0);
+  bool captured = false;
+  for (std::size_t k = 0; k < nc; ++k) {
+    if (!contacts_[k].unilateral) continue;
+    gd[k] = dot(terms[k].Wn, v, n);
+    if (!(terms[k].gap <= gtol || k == fired)) continue;
+    part.push_back(k);
+    const double r = terms[k].restitution;
+    if (!(r >= 0 && r <= 1))
+      throw SolverError("contact " + contacts_[k].name + ": restitution e = " + num(r) + " at t = " + num(t) +
+                        " is outside [0, 1]");
+    e[k] = gd[k] < -vtol ? r : 0.0;
+    if (k == fired && gd[k] >= -vtol) captured = true;
+  }
+  // Per taking-part contact: 0 no impulse, 1 sticking impulse, 2 sliding +, 3 sliding - (frictionless: 0, 1).
+  std::vector<std::vector<int>> options(part.size());
+  for (std::size_t j = 0; j < part.size(); ++j)
+    options[j] = contacts_[part[j]].friction ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1};
+  const auto ni = static_cast<Eigen::Index>(n);
+  const auto N = static_cast<Eigen::Index>(n + 2 * part.size());
+  struct Candidate {
+    Verdict verdict;
+    Eigen::VectorXd sol;
+    std::vector<int> pick;
+  };
+  std::vector<Candidate> strict, weak;
+  Candidate nearest;
+  nearest.verdict.margin = -std::numeric_limits<double>::infinity();
+  std::vector<std::size_t> idx(part.size(), 0);
+  double vscale = 0;
+  for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(v[i]));
+  for (std::size_t k = 0; k < nc; ++k) vscale = std::max({vscale, std::abs(gd[k]), std::abs(terms[k].slip)});
+  do {
+    Candidate cd;
+    for (std::size_t j = 0; j < part.size(); ++j) cd.pick.push_back(options[j][idx[j]]);
+    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(N, N);
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(N);
+    A.topLeftCorner(ni, ni) = M;
+    for (std::size_t j = 0; j < part.size(); ++j) {
+      const std::size_t k = part[j];
+      const ContactTerms& c = terms[k];
+      const auto rn = static_cast<Eigen::Index>(n + 2 * j), rt = rn + 1;
+      const int p = cd.pick[j];
+      const double sgn = p == 2 ? 1.0 : p == 3 ? -1.0 : 0.0;
+      if (p != 0) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto ii = static_cast<Eigen::Index>(i);
+          A(ii, rn) = -(c.Wn[i] - sgn * c.mu * c.Wt[i]);
+          A(rn, ii) = c.Wn[i];
+        }
+        b(rn) = -gd[k] + e[k] * std::max(0.0, -gd[k]);  // g'+ = -e g'- (0 for a contact at rest)
+      } else {
+        A(rn, rn) = 1;
+      }
+      if (p == 1 && contacts_[k].friction) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto ii = static_cast<Eigen::Index>(i);
+          A(ii, rt) = -c.Wt[i];
+          A(rt, ii) = c.Wt[i];
+        }
+        b(rt) = -c.slip;
+      } else {
+        A(rt, rt) = 1;
+      }
+    }
+    Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
+    if (!lu.isInvertible() || lu.rcond() < 1e-13) {
+      cd.verdict.singular = true;
+      cd.verdict.worst = "the impulse conditions are dependent (singular matrix)";
+    } else {
+      cd.sol = lu.solve(b);
+      Eigen::VectorXd vplus = Eigen::Map<const Eigen::VectorXd>(v, ni) + cd.sol.head(ni);
+      double pscale = 0;
+      for (Eigen::Index i = ni; i < N; ++i) pscale = std::max(pscale, std::abs(cd.sol(i)));
+      for (std::size_t j = 0; j < part.size(); ++j) {
+        const std::size_t k = part[j];
+        const ContactTerms& c = terms[k];
+        const auto rn = static_cast<Eigen::Index>(n + 2 * j);
+        const int p = cd.pick[j];
+        const double gplus = dot(c.Wn, vplus.data(), n);
+        const std::string& nm = contacts_[k].name;
+        if (p == 0) {
+          cd.verdict.check(gplus - e[k] * std::max(0.0, -gd[k]), vscale, nm + ": no impulse needs g'+ >= -e g'-; g'+ + e g'-");
+        } else {
+          const double Pn = cd.sol(rn);
+          cd.verdict.check(Pn, pscale, nm + ": the normal impulse must be >= 0; P_N");
+          if (contacts_[k].friction) {
+            const double wplus = dot(c.Wt, vplus.data(), n) + (c.slip - dot(c.Wt, v, n));
+            if (p == 1)
+              cd.verdict.check(c.mu * Pn - std::abs(cd.sol(rn + 1)), pscale, nm + ": a sticking impulse needs |P_T| <= mu P_N; mu P_N - |P_T|");
+            else
+              cd.verdict.check((p == 2 ? 1 : -1) * wplus, vscale, nm + ": a sliding impulse needs s w+ >= 0; s w+");
+          }
+        }
+      }
+    }
+    if (cd.verdict.strict()) strict.push_back(cd);
+    if (cd.verdict.weak()) weak.push_back(cd);
+    if (!cd.verdict.singular && cd.verdict.margin > nearest.verdict.margin) nearest = cd;
+  } while (next(idx, options));
+
+  auto picks = [&](const Candidate& cd) {
+    static const char* names[4] = {"no impulse", "sticking impulse", "sliding impulse +", "sliding impulse -"};
+    std::string s;
+    for (std::size_t j = 0; j < part.size(); ++j) s += (j ? ", " : "") + contacts_[part[j]].name + ": " + names[cd.pick[j]];
+    return s;
+  };
+  const std::string where = " at t = " + num(t) + " (impact of contact " + contacts_[fired].name + ", approach g' = " +
+                            num(gd[fired]) + ")";
+  const Candidate* chosen = nullptr;
+  if (strict.size() > 1) {
+    std::string list;
+    for (const auto& c : strict) list += "\n  " + picks(c);
+    throw SolverError("impact: more than one consistent impulse" + where + ": the impact law has no unique answer here;"
+                      " consistent:" + list);
+  }
+  if (strict.size() == 1) chosen = &strict.front();
+  else if (!weak.empty()) {
+    std::sort(weak.begin(), weak.end(), [](const Candidate& a, const Candidate& b) { return a.verdict.margin > b.verdict.margin; });
+    chosen = &weak.front();
+  } else {
+    throw SolverError("impact: no consistent impulse" + where + "; the nearest (" + picks(nearest) + ") breaks " +
+                      nearest.verdict.worst);
+  }
+  double T0, V0, h0, E0;
+  energies(t, x, T0, V0, h0, E0);
+  for (std::size_t i = 0; i < n; ++i) x[n + i] += chosen->sol(static_cast<Eigen::Index>(i));
+  double T1, V1, h1, E1;
+  energies(t, x, T1, V1, h1, E1);
+  const double loss = E0 - E1;
+  if (loss < -1e-9 * std::max(std::abs(T0), std::numeric_limits<double>::min()))
+    throw SolverError("impact: the impulses" + where + " (" + picks(*chosen) + ") would raise the kinetic energy by " +
+                      num(-loss) + " J: the restitution law creates energy in this configuration; use e = 0 or "
+                      "fewer simultaneous contacts");
+  x[n_base_ + 1] += std::max(loss, 0.0);
+  // The root lies a rounding error past g = 0: put the touching contacts back on their surfaces (a Newton step
+  // along dg/dq), so that an opening contact starts in its region g >= 0.
+  for (std::size_t k : part) {
+    const ContactTerms& c = terms[k];
+    const double nn = dot(c.Wn, c.Wn.data(), n);
+    if (c.gap < 0 && nn > 0)
+      for (std::size_t i = 0; i < n; ++i) x[i] -= c.gap * c.Wn[i] / nn;
+  }
+  for (std::size_t k = 0; k < nc; ++k)
+    if (contacts_[k].unilateral) {
+      out.extra["impulse_normal_" + contacts_[k].name] = 0.0;
+      if (contacts_[k].friction) out.extra["impulse_tangential_" + contacts_[k].name] = 0.0;
+    }
+  for (std::size_t j = 0; j < part.size(); ++j) {
+    const std::size_t k = part[j];
+    const int p = chosen->pick[j];
+    if (p == 0) continue;
+    const auto rn = static_cast<Eigen::Index>(n + 2 * j);
+    const double Pn = chosen->sol(rn);
+    out.extra["impulse_normal_" + contacts_[k].name] = Pn;
+    if (contacts_[k].friction)
+      out.extra["impulse_tangential_" + contacts_[k].name] =
+          p == 1 ? chosen->sol(rn + 1) : -(p == 2 ? 1.0 : -1.0) * terms[k].mu * Pn;
+  }
+  out.extra["kinetic_energy_loss"] = loss;
+  out.kind = captured ? "capture" : "impact";
+  out.state_changed = true;
+}
+
+EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::string& witness, int dir) const {
+  for (const auto& u : user_witnesses_)
+    if (u.name == witness) return HybridSystem::on_event(t, x, mode, witness, dir);
+  EventOutcome out;
+  // Which contact, and which of its witnesses.
+  std::size_t fired = contacts_.size();
+  bool touchdown = false;
+  for (std::size_t k = 0; k < contacts_.size() && fired == contacts_.size(); ++k) {
+    const std::string& nm = contacts_[k].name;
+    for (const char* prefix : kWitnessPrefixes)
+      if (witness == prefix + nm) {
+        fired = k;
+        touchdown = prefix == kWitnessPrefixes[0];
+      }
+  }
+  if (fired == contacts_.size()) return HybridSystem::on_event(t, x, mode, witness, dir);
+  const int left = contact_mode(mode, fired);
+  if (touchdown) {
+    impact(t, x, mode, fired, out);
+    out.new_mode = select_mode(t, x, mode, -1, -1, "after the impact");
+    return out;
+  }
+  out.new_mode = select_mode(t, x, mode, static_cast<int>(fired), left, witness.c_str());
+  const int now = contact_mode(out.new_mode, fired);
+  const bool was_closed = !contacts_[fired].unilateral || left != kOpen;
+  const bool is_closed = !contacts_[fired].unilateral || now != kOpen;
+  if (was_closed && !is_closed) out.kind = "lift_off";
+  else if (!was_closed && is_closed) out.kind = "touchdown";
+  else if (now == kStick && left != kStick) out.kind = "stick";
+  else if (left == kStick && now != kStick) out.kind = "slip";
+  else if (now != left) out.kind = "reversal";
+  else out.kind = "graze";
+  return out;
+}
+
+// ---- the summary -----------------------------------------------------------------------------------------
+
+namespace {
+
+class ContactSummarizer final : public Summarizer {
+ public:
+  explicit ContactSummarizer(const ContactEngine& sys) : sys_(sys), symbols_(sys.contacts().size()) {}
+  void on_point(double, const double*, const double* y, int mode) override {
+    if (!have_) {
+      e0_ = y[3];
+      have_ = true;
+    }
+    drift_ = std::max(drift_, std::abs(y[3] - e0_));
+    emax_ = std::max(emax_, std::abs(y[2]));
+    note(mode);
+  }
+  void on_event(double, const std::string& kind, int, int after, const double*) override {
+    ++counts_[kind];
+    note(after);
+  }
+  std::vector<SummaryItem> items() const override {
+    std::vector<SummaryItem> v;
+    for (std::size_t k = 0; k < symbols_.size(); ++k)
+      v.push_back({"symbols_" + sys_.contacts()[k].name, 0, symbols_[k], "",
+                   "modes of contact " + sys_.contacts()[k].name + " in order (o open, 0 stick or closed, + -, slide)",
+                   false});
+    for (const char* kind : {"impact", "capture", "touchdown", "lift_off", "stick", "slip", "reversal"}) {
+      auto it = counts_.find(kind);
+      v.push_back({std::string("n_") + kind, it == counts_.end() ? 0.0 : static_cast<double>(it->second), "", "",
+                   std::string("events of kind ") + kind, true});
+    }
+    v.push_back({"energy_initial", e0_, "", "J", "initial energy balance", false});
+    v.push_back({"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false});
+    v.push_back({"energy_drift_rel", emax_ > 0 ? drift_ / emax_ : drift_, "", "1", "largest drift, relative to max |h|", false});
+    return v;
+  }
+
+ private:
+  void note(int mode) {
+    for (std::size_t k = 0; k < symbols_.size(); ++k) {
+      static const char sym[4] = {'o', '0', '+', '-'};
+      const char c = sym[ContactEngine::contact_mode(mode, k)];
+      std::string& s = symbols_[k];
+      if (s.size() < kMaxSymbols && (s.empty() || s.back() != c)) s.push_back(c);
+      else if (s.size() == kMaxSymbols && s.back() != c) s += "...";
+    }
+  }
+  static constexpr std::size_t kMaxSymbols = 200;
+  const ContactEngine& sys_;
+  std::vector<std::string> symbols_;
+  std::map<std::string, long> counts_;
+  bool have_ = false;
+  double e0_ = 0, drift_ = 0, emax_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Summarizer> ContactEngine::make_summarizer() const { return std::make_unique<ContactSummarizer>(*this); }
+
+}  // namespace rollsim
