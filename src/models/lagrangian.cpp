@@ -427,7 +427,7 @@ class UserContactSystem final : public ContactEngine, public UserModel {
     Scratch& w = scratch(*c_);
     c_->dyn(fill(*c_, w, t, x, 0.0), w.dyn.data());
     const std::size_t n = c_->n;
-    std::copy(w.dyn.begin(), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n + n), M);
+    std::copy(w.dyn.begin(), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), M);
     std::copy(w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n + n), f);
   }
   void contact_terms(double t, const double* x, ContactTerms* terms) const override {
