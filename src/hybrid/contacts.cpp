@@ -290,6 +290,7 @@ bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, Energ
   double T, V, h, E;
   energies(t, x, T, V, h, E);
   e.energy = E;
+  e.scale = std::abs(T) + std::abs(V);
   e.dissipated = x[n_base_] + x[n_base_ + 1];
   e.dissipated_state = static_cast<int>(n_base_);
   return true;
@@ -496,7 +497,7 @@ int ContactEngine::initial_mode(const double* x0) const {
 
 void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const {
   const std::size_t n = n_, nc = contacts_.size();
-  const double vtol = settings_.capture_velocity, gtol = settings_.gap_tolerance;
+  const double gtol = settings_.gap_tolerance;
   Solution pre;
   solve(t, x, mode, pre);
   Work& w = work(n, nc);
@@ -516,8 +517,10 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     if (!(r >= 0 && r <= 1))
       throw SolverError("contact " + contacts_[k].name + ": restitution e = " + num(r) + " at t = " + num(t) +
                         " is outside [0, 1]");
-    e[k] = gd[k] < -vtol ? r : 0.0;
-    if (k == fired && gd[k] >= -vtol) captured = true;
+    // The capture rule: a rebound slower than the capture velocity is not taken (e = 0, the contact closes).
+    const bool capture = r * std::max(0.0, -gd[k]) < settings_.capture_velocity;
+    e[k] = capture ? 0.0 : r;
+    if (k == fired && capture) captured = true;
   }
   // Per taking-part contact: 0 no impulse, 1 sticking impulse, 2 sliding +, 3 sliding - (frictionless: 0, 1).
   std::vector<std::vector<int>> options(part.size());
@@ -640,14 +643,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
                       num(-loss) + " J: the restitution law creates energy in this configuration; use e = 0 or "
                       "fewer simultaneous contacts");
   x[n_base_ + 1] += std::max(loss, 0.0);
-  // The root lies a rounding error past g = 0: put the touching contacts back on their surfaces (a Newton step
-  // along dg/dq), so that an opening contact starts in its region g >= 0.
-  for (std::size_t k : part) {
-    const ContactTerms& c = terms[k];
-    const double nn = dot(c.Wn, c.Wn.data(), n);
-    if (c.gap < 0 && nn > 0)
-      for (std::size_t i = 0; i < n; ++i) x[i] -= c.gap * c.Wn[i] / nn;
-  }
+
   for (std::size_t k = 0; k < nc; ++k)
     if (contacts_[k].unilateral) {
       out.extra["impulse_normal_" + contacts_[k].name] = 0.0;
@@ -669,6 +665,60 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   out.state_changed = true;
 }
 
+bool ContactEngine::settle_rates(double t, double* x, int mode) const {
+  const std::size_t n = n_, nc = contacts_.size();
+  Solution s;
+  solve(t, x, mode, s);
+  const Work& w = work(n, nc);
+  const Eigen::MatrixXd M = w.M;
+  // The rows to hold at zero: W_n for closed contacts, W_t for sticking or sliding-from-rest contacts.
+  std::vector<const std::vector<double>*> rows;
+  std::vector<double> targets;
+  double vscale = 0;
+  for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(x[n + i]));
+  const double vtol = 1e-9 * vscale + 1e-3 * settings_.capture_velocity;
+  std::vector<ContactTerms> terms = w.terms;
+  // Positions first: a gap a rounding error below zero (a closed contact held by the stabilization, or the far
+  // side of a root) is put back on the surface by a Newton step along dg/dq, so that an opening contact starts in
+  // its region g >= 0.
+  bool moved = false;
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactTerms& c = terms[k];
+    const double nn = dot(c.Wn, c.Wn.data(), n);
+    if (contacts_[k].unilateral && c.gap < 0 && c.gap >= -settings_.gap_tolerance && nn > 0) {
+      for (std::size_t i = 0; i < n; ++i) x[i] -= c.gap * c.Wn[i] / nn;
+      moved = true;
+    }
+  }
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactSpec& c = contacts_[k];
+    const int cm = contact_mode(mode, k);
+    const bool closed = !c.unilateral || cm != kOpen;
+    if (c.unilateral && closed && std::abs(s.gdot[k]) <= vtol && s.gdot[k] != 0) {
+      rows.push_back(&terms[k].Wn);
+      targets.push_back(-s.gdot[k]);
+    }
+    if (c.friction && closed && std::abs(terms[k].slip) <= vtol && terms[k].slip != 0) {
+      rows.push_back(&terms[k].Wt);
+      targets.push_back(-terms[k].slip);
+    }
+  }
+  if (rows.empty()) return moved;
+  // dv = M^-1 W^T y with (W M^-1 W^T) y = target.
+  const auto ni = static_cast<Eigen::Index>(n), m = static_cast<Eigen::Index>(rows.size());
+  Eigen::MatrixXd W(m, ni);
+  Eigen::VectorXd b(m);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    for (Eigen::Index i = 0; i < ni; ++i) W(r, i) = (*rows[static_cast<std::size_t>(r)])[static_cast<std::size_t>(i)];
+    b(r) = targets[static_cast<std::size_t>(r)];
+  }
+  const Eigen::MatrixXd MiWt = M.partialPivLu().solve(W.transpose());
+  const Eigen::VectorXd y = (W * MiWt).completeOrthogonalDecomposition().solve(b);
+  const Eigen::VectorXd dv = MiWt * y;
+  for (std::size_t i = 0; i < n; ++i) x[n + i] += dv(static_cast<Eigen::Index>(i));
+  return true;
+}
+
 EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::string& witness, int dir) const {
   for (const auto& u : user_witnesses_)
     if (u.name == witness) return HybridSystem::on_event(t, x, mode, witness, dir);
@@ -687,11 +737,23 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
   if (fired == contacts_.size()) return HybridSystem::on_event(t, x, mode, witness, dir);
   const int left = contact_mode(mode, fired);
   if (touchdown) {
+    {
+      Solution s;
+      solve(t, x, mode, s);
+      if (s.gdot[fired] > 0)
+        throw SolverError("contact " + contacts_[fired].name + ": the gap reached zero at t = " + num(t) +
+                          " while opening (g' = " + num(s.gdot[fired]) + "): a flight this short is below what the "
+                          "integration resolves of the positions (about rtol |q| + atol); raise "
+                          "nonsmooth.capture_velocity above the rebound speeds that cannot be followed, or tighten "
+                          "solver.rtol and solver.atol");
+    }
     impact(t, x, mode, fired, out);
     out.new_mode = select_mode(t, x, mode, -1, -1, "after the impact");
+    settle_rates(t, x, out.new_mode);
     return out;
   }
   out.new_mode = select_mode(t, x, mode, static_cast<int>(fired), left, witness.c_str());
+  if (settle_rates(t, x, out.new_mode)) out.state_changed = true;
   const int now = contact_mode(out.new_mode, fired);
   const bool was_closed = !contacts_[fired].unilateral || left != kOpen;
   const bool is_closed = !contacts_[fired].unilateral || now != kOpen;

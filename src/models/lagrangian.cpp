@@ -107,8 +107,8 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   if (!contact_names.empty()) {
     const ContactSettings d;
     v.push_back(real_key("nonsmooth.capture_velocity", "m/s",
-                         "an impact whose approach is slower than this is plastic and closes the contact (the rule that "
-                         "ends an accumulation of impacts)")
+                         "an impact whose rebound e |g'| would be slower than this is plastic and closes the contact (the "
+                         "rule that ends an accumulation of impacts)")
                     .with_default(d.capture_velocity)
                     .positive());
     v.push_back(real_key("nonsmooth.gap_tolerance", "m", "a gap within this of zero counts as touching")

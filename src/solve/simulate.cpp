@@ -459,9 +459,9 @@ class Loop {
       ledger_started_ = true;
       total0_ = total;
       dissipated_max_ = e.dissipated;
-      energy_scale_ = std::max(std::abs(e.energy), std::numeric_limits<double>::min());
+      energy_scale_ = std::max({std::abs(e.energy), e.scale, std::numeric_limits<double>::min()});
     }
-    energy_scale_ = std::max(energy_scale_, std::abs(e.energy));
+    energy_scale_ = std::max({energy_scale_, std::abs(e.energy), e.scale});
     const double rtol = opt_.solver.rtol, eps = std::numeric_limits<double>::epsilon();
     // Dissipation: never below its running maximum by more than the integration error of D in one step
     // (rtol |D| + atol of D's state), times kErrorFactor.

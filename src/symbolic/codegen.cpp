@@ -1,4 +1,5 @@
 #include "rollsim/symbolic/codegen.hpp"
+#include "rollsim/symbolic/expression.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@ using GiNaC::ex;
 namespace {
 
 /// Bumped whenever the generated code's meaning changes, so that old cache entries are not reused.
-constexpr const char* kGeneratorVersion = "rollsim-kernels-1";
+constexpr const char* kGeneratorVersion = "rollsim-kernels-2";
 constexpr const char* kFlags = "-std=c++17 -O2 -fPIC -shared -fno-semantic-interposition";
 
 std::string number_text(double v) {
@@ -127,6 +128,10 @@ class Emitter {
           {"tanh", "std::tanh"}, {"exp", "std::exp"},   {"log", "std::log"},   {"abs", "std::fabs"}};
       if (auto u = unary.find(f); u != unary.end() && e.nops() == 1) return u->second + "(" + (*this)(e.op(0)) + ")";
       if (f == "atan2" && e.nops() == 2) return "std::atan2(" + (*this)(e.op(0)) + ", " + (*this)(e.op(1)) + ")";
+      if (f == kStepFunctionName && e.nops() == 1) {
+        const std::string a = (*this)(e.op(0));
+        return "(" + a + " > 0 ? 1.0 : " + a + " < 0 ? 0.0 : 0.5)";
+      }
       if (f == "csgn" && e.nops() == 1) {
         const std::string a = (*this)(e.op(0));
         return "(" + a + " > 0 ? 1.0 : " + a + " < 0 ? -1.0 : 0.0)";

@@ -9,11 +9,30 @@ namespace rollsim::symbolic {
 
 using GiNaC::ex;
 
+// step(z): 1 for z > 0, 0 for z < 0, 1/2 at 0, with derivative 0 (it switches between pieces that meet
+// continuously, so its jump carries no impulse; docs/user-models.md).
+namespace {
+ex rs_step_eval(const ex& z) {
+  if (GiNaC::is_a<GiNaC::numeric>(z) && GiNaC::ex_to<GiNaC::numeric>(z).is_real()) {
+    const auto& n = GiNaC::ex_to<GiNaC::numeric>(z);
+    return n.is_positive() ? ex(1) : n.is_zero() ? ex(GiNaC::numeric(1, 2)) : ex(0);
+  }
+  return GiNaC::function(step_function_serial(), z).hold();
+}
+ex rs_step_derivative(const ex&, unsigned) { return 0; }
+}  // namespace
+
+unsigned step_function_serial() {
+  static const unsigned serial = GiNaC::function::register_new(
+      GiNaC::function_options(kStepFunctionName, 1).eval_func(rs_step_eval).derivative_func(rs_step_derivative));
+  return serial;
+}
+
 const std::vector<std::pair<std::string, int>>& functions() {
   static const std::vector<std::pair<std::string, int>> f{
       {"sin", 1},  {"cos", 1},  {"tan", 1},  {"asin", 1}, {"acos", 1}, {"atan", 1}, {"atan2", 2},
       {"sinh", 1}, {"cosh", 1}, {"tanh", 1}, {"exp", 1},  {"log", 1},  {"sqrt", 1}, {"abs", 1},
-      {"der", 1},  {"der2", 1},
+      {"step", 1}, {"der", 1},  {"der2", 1},
   };
   return f;
 }
@@ -189,6 +208,7 @@ class Parser {
     if (id == "exp") return GiNaC::exp(a);
     if (id == "log") return GiNaC::log(a);
     if (id == "sqrt") return GiNaC::sqrt(a);
+    if (id == "step") return GiNaC::function(step_function_serial(), a);
     return GiNaC::abs(a);  // "abs"
   }
   ex derivative(std::size_t start, bool second) {

@@ -33,8 +33,9 @@
 ///
 /// At touchdown (a gap reaching zero), the impulses P of the contacts at zero gap solve, by the same enumeration,
 /// M dq' = sum (W_n P_N + W_t P_T) with Newton's law g'+ >= -e g'-, P_N >= 0 complementary, and Coulomb's law in
-/// the impulse (sticking: w+ = 0, |P_T| <= mu P_N; sliding: P_T = -s mu P_N, s w+ >= 0). An approach slower than
-/// the capture velocity is plastic (e = 0): the contact closes ("capture"), which ends an accumulation of impacts.
+/// the impulse (sticking: w+ = 0, |P_T| <= mu P_N; sliding: P_T = -s mu P_N, s w+ >= 0). An impact whose rebound
+/// e |g'-| would be slower than the capture velocity is plastic (e = 0): the contact closes ("capture"), which
+/// ends an accumulation of impacts.
 /// The energy lost in the impact is added to D_impact; an impact that would create energy stops the run.
 #include <memory>
 #include <string>
@@ -61,8 +62,8 @@ struct ContactTerms {
 
 /// The engine's settings.
 struct ContactSettings {
-  /// An impact approaching slower than this is plastic (e = 0): the contact closes. A gap rate or a slip counts
-  /// as zero below 1e-3 of it plus 1e-9 of the largest rate.
+  /// An impact whose rebound would be slower than this is plastic (e = 0): the contact closes. A gap rate or a
+  /// slip counts as zero below 1e-3 of it plus 1e-9 of the largest rate.
   double capture_velocity = 1e-6;
   double gap_tolerance = 1e-9;     ///< a gap within this of zero counts as touching
   double stabilization_rate = 10;  ///< Baumgarte rate a [1/s]
@@ -131,6 +132,11 @@ class ContactEngine : public HybridSystem {
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
   std::string describe_contacts(int mode) const;
+  /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact and w = 0 for each
+  /// sticking one, or for one starting to slide from rest, by the smallest change in kinetic energy (M-weighted);
+  /// the event instant's residual slips and gap rates are rounding (below the zero-speed tolerance). Returns
+  /// whether x changed.
+  bool settle_rates(double t, double* x, int mode) const;
 
   std::size_t n_ = 0, n_base_ = 0;
   std::vector<ContactSpec> contacts_;

@@ -40,6 +40,9 @@ struct EnergyLedger {
   double energy = 0;
   double dissipated = 0;
   int dissipated_state = -1;  ///< the state index D is integrated in (its tolerance bounds D's error), or -1
+  /// The size of the parts E is a sum of (e.g. T + |V|), when it exceeds |E|: the integration error scales with
+  /// them (a body falling freely has E near 0 and T, V large). 0: |E|.
+  double scale = 0;
 };
 
 /// What an event handler decided.

@@ -25,6 +25,10 @@
 
 namespace rollsim::symbolic {
 
+/// The GiNaC function behind step(z) (1 for z > 0, 0 for z < 0, 1/2 at 0, derivative 0), by its name in GiNaC.
+inline constexpr const char* kStepFunctionName = "rollsim_step";
+unsigned step_function_serial();
+
 /// An error inside an expression: the message and the 0-based offset of the offending character.
 class ExpressionError : public std::runtime_error {
  public:
