@@ -518,9 +518,11 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
       throw SolverError("contact " + contacts_[k].name + ": restitution e = " + num(r) + " at t = " + num(t) +
                         " is outside [0, 1]");
     // The capture rule: a rebound slower than the capture velocity is not taken (e = 0, the contact closes).
-    const bool capture = r * std::max(0.0, -gd[k]) < settings_.capture_velocity;
+    // (Named a capture where the rule decides: a restitution it sets to 0, or an approach slower than it.)
+    const double approach = std::max(0.0, -gd[k]);
+    const bool capture = r * approach < settings_.capture_velocity;
     e[k] = capture ? 0.0 : r;
-    if (k == fired && capture) captured = true;
+    if (k == fired && capture && (r > 0 || approach < settings_.capture_velocity)) captured = true;
   }
   // Per taking-part contact: 0 no impulse, 1 sticking impulse, 2 sliding +, 3 sliding - (frictionless: 0, 1).
   std::vector<std::vector<int>> options(part.size());
@@ -740,7 +742,9 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
     {
       Solution s;
       solve(t, x, mode, s);
-      if (s.gdot[fired] > 0)
+      double vscale = 0;
+      for (std::size_t i = 0; i < n_; ++i) vscale = std::max(vscale, std::abs(x[n_ + i]));
+      if (s.gdot[fired] > 1e-9 * vscale + 1e-3 * settings_.capture_velocity)
         throw SolverError("contact " + contacts_[fired].name + ": the gap reached zero at t = " + num(t) +
                           " while opening (g' = " + num(s.gdot[fired]) + "): a flight this short is below what the "
                           "integration resolves of the positions (about rtol |q| + atol); raise "
