@@ -31,6 +31,11 @@ double dot(const std::vector<double>& a, const double* b, std::size_t n) {
   return s;
 }
 
+/// The sliding sign of a contact mode (+1, -1; 0 for open and stick).
+double slide_sign(int cm) { return cm == kSlidePlus ? 1.0 : cm == kSlideMinus ? -1.0 : 0.0; }
+/// Whether a contact in mode cm presses on its surface (a contact without a gap always does).
+bool is_closed(const ContactSpec& spec, int cm) { return !spec.unilateral || cm != kOpen; }
+
 /// Per-thread room for the solves: no heap allocation once the sizes are reached.
 struct Work {
   std::size_t n = 0, nc = 0;
@@ -159,8 +164,8 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
     const ContactSpec& spec = contacts_[k];
     const int cm = contact_mode(mode, k);
     const auto rn = static_cast<Eigen::Index>(n + 2 * k), rt = rn + 1;
-    const double sgn = cm == kSlidePlus ? 1.0 : cm == kSlideMinus ? -1.0 : 0.0;
-    const bool closed = !spec.unilateral || cm != kOpen;
+    const double sgn = slide_sign(cm);
+    const bool closed = is_closed(spec, cm);
     s.gdot[k] = spec.unilateral ? dot(c.Wn, v, n) : 0.0;
     if (spec.unilateral && closed) {
       for (std::size_t i = 0; i < n; ++i) {
@@ -198,8 +203,8 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
     const ContactSpec& spec = contacts_[k];
     const int cm = contact_mode(mode, k);
     const auto rn = static_cast<Eigen::Index>(n + 2 * k), rt = rn + 1;
-    const double sgn = cm == kSlidePlus ? 1.0 : cm == kSlideMinus ? -1.0 : 0.0;
-    const bool closed = !spec.unilateral || cm != kOpen;
+    const double sgn = slide_sign(cm);
+    const bool closed = is_closed(spec, cm);
     s.lam_n[k] = !spec.unilateral ? c.given_normal : closed ? w.sol(rn) : 0.0;
     s.lam_t[k] = !spec.friction || !closed ? 0.0 : cm == kStick ? w.sol(rt) : -sgn * c.mu * s.lam_n[k];
     s.gddot[k] = spec.unilateral ? dot(c.Wn, s.a.data(), n) + c.gap_bias : 0.0;
@@ -370,7 +375,6 @@ struct ContactEngine::Choice {
   int changes = 0;
 };
 
-std::string ContactEngine::describe_contacts(int mode) const { return mode_name(mode); }
 
 int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when) const {
   const std::size_t n = n_, nc = contacts_.size();
@@ -437,7 +441,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
         const ContactSpec& c = contacts_[k];
         const ContactTerms& ct = w.terms[k];
         const int cm = contact_mode(mode, k);
-        const bool closed = !c.unilateral || cm != kOpen;
+        const bool closed = is_closed(c, cm);
         if (c.unilateral && !closed && ct.gap <= gtol && std::abs(s.gdot[k]) <= vtol)
           ch.verdict.check(s.gddot[k], ascale, c.name + ": open at zero gap needs g'' >= 0; g''");
         if (c.unilateral && closed) ch.verdict.check(s.lam_n[k], fscale, c.name + ": closed needs lambda_N >= 0; lambda_N");
@@ -695,7 +699,7 @@ bool ContactEngine::settle_rates(double t, double* x, int mode) const {
   for (std::size_t k = 0; k < nc; ++k) {
     const ContactSpec& c = contacts_[k];
     const int cm = contact_mode(mode, k);
-    const bool closed = !c.unilateral || cm != kOpen;
+    const bool closed = is_closed(c, cm);
     if (c.unilateral && closed && std::abs(s.gdot[k]) <= vtol && s.gdot[k] != 0) {
       rows.push_back(&terms[k].Wn);
       targets.push_back(-s.gdot[k]);
@@ -759,10 +763,10 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
   out.new_mode = select_mode(t, x, mode, static_cast<int>(fired), left, witness.c_str());
   if (settle_rates(t, x, out.new_mode)) out.state_changed = true;
   const int now = contact_mode(out.new_mode, fired);
-  const bool was_closed = !contacts_[fired].unilateral || left != kOpen;
-  const bool is_closed = !contacts_[fired].unilateral || now != kOpen;
-  if (was_closed && !is_closed) out.kind = "lift_off";
-  else if (!was_closed && is_closed) out.kind = "touchdown";
+  const bool was_closed = is_closed(contacts_[fired], left);
+  const bool now_closed = is_closed(contacts_[fired], now);
+  if (was_closed && !now_closed) out.kind = "lift_off";
+  else if (!was_closed && now_closed) out.kind = "touchdown";
   else if (now == kStick && left != kStick) out.kind = "stick";
   else if (left == kStick && now != kStick) out.kind = "slip";
   else if (now != left) out.kind = "reversal";

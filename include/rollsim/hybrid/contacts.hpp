@@ -131,7 +131,6 @@ class ContactEngine : public HybridSystem {
   int select_mode(double t, const double* x, int current, int fired, int left, const char* when) const;
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
-  std::string describe_contacts(int mode) const;
   /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact and w = 0 for each
   /// sticking one, or for one starting to slide from rest, by the smallest change in kinetic energy (M-weighted);
   /// the event instant's residual slips and gap rates are rounding (below the zero-speed tolerance). Returns
