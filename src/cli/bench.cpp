@@ -97,6 +97,7 @@ int bench_command(const BenchArgs& a) {
     std::fprintf(stderr, "rollsim: bench interrupted after %zu runs\n", times.size());
     return kExitInterrupted;
   }
+  const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   std::printf("scenario          %s\n", a.scenario.c_str());
@@ -108,6 +109,7 @@ int bench_command(const BenchArgs& a) {
   std::printf("events/run        %zu\n", last.n_events);
   std::printf("wall time/run     median %.1f us, min %.1f us, max %.1f us\n", median * 1e6, times.front() * 1e6,
               times.back() * 1e6);
+  std::printf("wall time, runs   %.4f s in all\n", spent);
   std::printf("solver            %s, rtol %.1e\n", last.stats.method.c_str(), last.stats.rtol);
   std::printf("work/run          steps %ld, rhs evals %ld, jac evals %ld, root evals %ld\n", last.stats.get("n_steps"),
               last.stats.get("n_rhs_evals"), last.stats.get("n_jac_evals"), last.stats.get("n_root_evals"));
