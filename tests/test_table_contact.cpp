@@ -62,7 +62,7 @@ TEST_CASE("table contact: while it sticks, the wheel with a unilateral contact i
   const double mu = 0.3;
   const std::vector<std::string> common = {"solver.rtol=1e-12", "solver.atol=1e-14", "simulation.output_dt=0.01"};
   auto contact_set = common;
-  for (const char* s : {"initial.d=0.25", "initial_rates.phi=0", "parameters.mu=0.3", "simulation.t_end=2"})
+  for (const char* s : {"initial.d=0.25", "initial.s=0.0025", "initial_rates.phi=0", "parameters.mu=0.3", "simulation.t_end=2"})
     contact_set.push_back(s);
   auto bench_set = common;
   bench_set.push_back("parameters.friction_coefficient=" + num(mu));
@@ -96,20 +96,31 @@ TEST_CASE("table contact: while it sticks, the wheel with a unilateral contact i
   }
   CHECK(compared >= 10);
 
-  // Lift-off: the benchmark's normal force falls through zero at 1.6264 s (the benchmark report). With friction
-  // large enough to hold the wheel until then, the contact model lifts off there too. It slips only where
-  // |T| > mu N, just before N reaches 0: with mu = 1e6 over a time of order |T| / (mu |N'|) < 1e-7 s, which moves
-  // the lift-off by much less than that.
-  auto large = contact_set;
-  large.push_back("parameters.mu=1e6");
-  const test::Run cl = run_file(kTable, large);
-  REQUIRE_MESSAGE(cl.result.completed(), cl.result.message);
-  const auto lifts = events_of(cl, "lift_off");
+  // Lift-off: the benchmark's normal force falls through zero at 1.6264 s (the benchmark report). The contact
+  // model cannot roll up to there: where N -> 0 with a finite friction force, |T| > mu N for every finite mu, so
+  // it slips a moment before and lifts off after a short slide, at t(mu) = t_inf - C / mu + O(1 / mu^2) (the slide
+  // lasts about |T| / (mu |N'|)). (A mu much larger still is refused: the sliding wheel on the turning table is
+  // then a Painleve configuration.) Three values of mu show the 1/mu law (successive differences in the ratio 10)
+  // and Richardson's extrapolation of the last two gives the limit, the benchmark's lift-off, to 1e-9 s.
   const auto blifts = events_of(b, "lift_off");
-  REQUIRE(!lifts.empty());
   REQUIRE(!blifts.empty());
   CHECK(blifts.front()->t == doctest::Approx(1.6264).epsilon(1e-4));
-  CHECK(std::abs(lifts.front()->t - blifts.front()->t) <= 1e-9);
+  std::vector<double> t_lift;
+  for (const char* m : {"1e2", "1e3", "1e4"}) {
+    auto large = contact_set;
+    large.push_back(std::string("parameters.mu=") + m);
+    const test::Run cl = run_file(kTable, large);
+    REQUIRE_MESSAGE(cl.result.completed(), cl.result.message);
+    const auto lifts = events_of(cl, "lift_off");
+    REQUIRE(!lifts.empty());
+    t_lift.push_back(lifts.front()->t);
+  }
+  const double d1 = t_lift[1] - t_lift[0], d2 = t_lift[2] - t_lift[1];
+  INFO("lift-off at mu = 1e2, 1e3, 1e4: " << num(t_lift[0]) << ", " << num(t_lift[1]) << ", " << num(t_lift[2]));
+  CHECK(d1 > 0);
+  CHECK(d1 / d2 == doctest::Approx(10).epsilon(0.02));
+  const double t_limit = t_lift[2] + d2 / 9;
+  CHECK(std::abs(t_limit - blifts.front()->t) <= 1e-9);
 }
 
 TEST_CASE("table contact: in flight the wheel's centre follows a parabola and the table turns at a constant rate") {
@@ -121,7 +132,9 @@ TEST_CASE("table contact: in flight the wheel's centre follows a parabola and th
   const auto lifts = events_of(r, "lift_off");
   REQUIRE(!lifts.empty());
   const EventRecord& lo = *lifts.back();
-  for (const auto& e : r.rec.events) CHECK_MESSAGE(e.t <= lo.t, "event " << e.kind << " at " << e.t << " in flight");
+  // No contact event in flight (the scenario's own table_edge, where |s| passes l/2, may fire).
+  for (const auto& e : r.rec.events)
+    if (e.kind != "table_edge") CHECK_MESSAGE(e.t <= lo.t, "event " << e.kind << " at " << e.t << " in flight");
   const Named n(*build_system(r.scenario));
   const double g = 9.81;
   auto centre = [&](const std::vector<double>& x, double& X, double& Y, double& VX, double& VY) {
@@ -174,7 +187,7 @@ TEST_CASE("table contact: an impact keeps the angular momentum about the pivot a
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> u(-1, 1);
     const double r = 0.25, l = 1.0;
-    std::size_t impacts = 0;
+    std::size_t impacts = 0, energy_consistent_form = 0;
     for (int trial = 0; trial < 200; ++trial) {
       std::vector<double> x(n.states.size(), 0.0);
       auto set = [&](const std::string& name, double v) { x[static_cast<std::size_t>(index_of(n.states, name))] = v; };
@@ -214,16 +227,19 @@ TEST_CASE("table contact: an impact keeps the angular momentum about the pivot a
       CHECK(std::abs(L1 - L0) <= 1e-13 * Lscale);
       CHECK(T1 <= T0 * (1 + 1e-14));
       CHECK(out.extra.at("kinetic_energy_loss") == doctest::Approx(T0 - T1).epsilon(1e-9).scale(T0));
-      CHECK(out.extra.at("kinetic_energy_loss") >= 0);
+      CHECK(out.extra.at("kinetic_energy_loss") >= -1e-14 * T0);  // T's rounding where the impact keeps it
+      const double et = out.extra.at("tangential_restitution");
+      CHECK((et == 0.0 || et == cs.e));
+      if (et != 0.0) ++energy_consistent_form;
       // Newton's law on the normal rate, with a sticking or a sliding impulse alike.
       CHECK(std::abs(n.y(y1, "gap_rate_table") + cs.e * n.y(y0, "gap_rate_table")) <= 1e-12);
       if (cs.mu == 0.0 && cs.e == 1.0) CHECK(std::abs(T1 - T0) <= 1e-13 * T0);
-      if (cs.e == 0.0) {
-        CHECK(out.kind == "capture");
-        CHECK(std::abs(n.y(y1, "gap_rate_table")) <= 1e-12);
-      }
     }
     CHECK(impacts == 200);
+    MESSAGE("mu " << cs.mu << ", e " << cs.e << ": " << energy_consistent_form
+                  << " of 200 impacts took the tangential restitution e (the sticking impulse would have gained energy)");
+    if (cs.mu == 0.0 || cs.e == 0.0) CHECK(energy_consistent_form == 0);
+    if (cs.mu == 0.3 && cs.e == 1.0) CHECK(energy_consistent_form > 0);  // the fallback is exercised
   }
 }
 

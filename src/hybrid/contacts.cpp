@@ -329,12 +329,15 @@ void ContactEngine::compute_outputs(double t, const double* x, int mode, double*
 
 std::vector<std::string> ContactEngine::event_extras() const {
   std::vector<std::string> v;
+  bool friction = false;
   for (const auto& c : contacts_)
     if (c.unilateral) {
       v.push_back("impulse_normal_" + c.name);
       if (c.friction) v.push_back("impulse_tangential_" + c.name);
+      friction = friction || c.friction;
     }
   v.push_back("kinetic_energy_loss");
+  if (friction) v.push_back("tangential_restitution");
   return v;
 }
 
@@ -539,13 +542,24 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     Eigen::VectorXd sol;
     std::vector<int> pick;
   };
+  double vscale = 0;
+  for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(v[i]));
+  for (std::size_t k = 0; k < nc; ++k) vscale = std::max({vscale, std::abs(gd[k]), std::abs(terms[k].slip)});
+  auto picks = [&](const Candidate& cd) {
+    static const char* names[4] = {"no impulse", "sticking impulse", "sliding impulse +", "sliding impulse -"};
+    std::string s;
+    for (std::size_t j = 0; j < part.size(); ++j) s += (j ? ", " : "") + contacts_[part[j]].name + ": " + names[cd.pick[j]];
+    return s;
+  };
+  const std::string where = " at t = " + num(t) + " (impact of contact " + contacts_[fired].name + ", approach g' = " +
+                            num(gd[fired]) + ")";
+  // The impulses under the tangential law on xi_T = w+ + et w- (et = tangential * e of the contact): a sticking
+  // impulse makes xi_T = 0, a sliding one has s xi_T >= 0. tangential = 0: the sticking impulse stops the slip.
+  auto enumerate = [&](double tangential) -> Candidate {
   std::vector<Candidate> strict, weak;
   Candidate nearest;
   nearest.verdict.margin = -std::numeric_limits<double>::infinity();
   std::vector<std::size_t> idx(part.size(), 0);
-  double vscale = 0;
-  for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(v[i]));
-  for (std::size_t k = 0; k < nc; ++k) vscale = std::max({vscale, std::abs(gd[k]), std::abs(terms[k].slip)});
   do {
     Candidate cd;
     for (std::size_t j = 0; j < part.size(); ++j) cd.pick.push_back(options[j][idx[j]]);
@@ -574,7 +588,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
           A(ii, rt) = -c.Wt[i];
           A(rt, ii) = c.Wt[i];
         }
-        b(rt) = -c.slip;
+        b(rt) = -c.slip - tangential * e[k] * c.slip;  // w+ = -et w-
       } else {
         A(rt, rt) = 1;
       }
@@ -602,10 +616,11 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
           cd.verdict.check(Pn, pscale, nm + ": the normal impulse must be >= 0; P_N");
           if (contacts_[k].friction) {
             const double wplus = dot(c.Wt, vplus.data(), n) + (c.slip - dot(c.Wt, v, n));
+            const double xi = wplus + tangential * e[k] * c.slip;
             if (p == 1)
               cd.verdict.check(c.mu * Pn - std::abs(cd.sol(rn + 1)), pscale, nm + ": a sticking impulse needs |P_T| <= mu P_N; mu P_N - |P_T|");
             else
-              cd.verdict.check((p == 2 ? 1 : -1) * wplus, vscale, nm + ": a sliding impulse needs s w+ >= 0; s w+");
+              cd.verdict.check((p == 2 ? 1 : -1) * xi, vscale, nm + ": a sliding impulse needs s (w+ + et w-) >= 0; s xi_T");
           }
         }
       }
@@ -615,39 +630,49 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     if (!cd.verdict.singular && cd.verdict.margin > nearest.verdict.margin) nearest = cd;
   } while (next(idx, options));
 
-  auto picks = [&](const Candidate& cd) {
-    static const char* names[4] = {"no impulse", "sticking impulse", "sliding impulse +", "sliding impulse -"};
-    std::string s;
-    for (std::size_t j = 0; j < part.size(); ++j) s += (j ? ", " : "") + contacts_[part[j]].name + ": " + names[cd.pick[j]];
-    return s;
-  };
-  const std::string where = " at t = " + num(t) + " (impact of contact " + contacts_[fired].name + ", approach g' = " +
-                            num(gd[fired]) + ")";
-  const Candidate* chosen = nullptr;
   if (strict.size() > 1) {
     std::string list;
     for (const auto& c : strict) list += "\n  " + picks(c);
     throw SolverError("impact: more than one consistent impulse" + where + ": the impact law has no unique answer here;"
                       " consistent:" + list);
   }
-  if (strict.size() == 1) chosen = &strict.front();
-  else if (!weak.empty()) {
+  if (strict.size() == 1) return strict.front();
+  if (!weak.empty()) {
     std::sort(weak.begin(), weak.end(), [](const Candidate& a, const Candidate& b) { return a.verdict.margin > b.verdict.margin; });
-    chosen = &weak.front();
-  } else {
-    throw SolverError("impact: no consistent impulse" + where + "; the nearest (" + picks(nearest) + ") breaks " +
-                      nearest.verdict.worst);
+    return weak.front();
   }
+  throw SolverError("impact: no consistent impulse" + where + "; the nearest (" + picks(nearest) + ") breaks " +
+                    nearest.verdict.worst);
+  };
+  // Newton's law with a sticking impulse that stops the slip is not energy-consistent in general (coupled normal
+  // and tangential directions can gain energy, as in Kane's example). Where it would gain, the tangential law takes
+  // the same restitution as the normal one, xi = v+ + e v- in both directions: then the change of kinetic energy is
+  // P.xi / (1 + e) - (1 - e) / (2 (1 + e)) P.G P <= 0 (G = W M^-1 W^T), for every configuration (Glocker, 2013).
   double T0, V0, h0, E0;
   energies(t, x, T0, V0, h0, E0);
-  for (std::size_t i = 0; i < n; ++i) x[n + i] += chosen->sol(static_cast<Eigen::Index>(i));
-  double T1, V1, h1, E1;
-  energies(t, x, T1, V1, h1, E1);
-  const double loss = E0 - E1;
-  if (loss < -1e-9 * std::max(std::abs(T0), std::numeric_limits<double>::min()))
+  const std::vector<double> v0(v, v + n);
+  auto apply = [&](const Candidate& cd) {
+    for (std::size_t i = 0; i < n; ++i) x[n + i] = v0[i] + cd.sol(static_cast<Eigen::Index>(i));
+    double T1, V1, h1, E1;
+    energies(t, x, T1, V1, h1, E1);
+    return E0 - E1;
+  };
+  const double gain_tolerance = 1e-9 * std::max(std::abs(T0), std::numeric_limits<double>::min());
+  bool any_friction = false;
+  for (const std::size_t k : part) any_friction = any_friction || (contacts_[k].friction && e[k] > 0);
+  double tangential = 0;
+  Candidate chosen_cd = enumerate(tangential);
+  double loss = apply(chosen_cd);
+  if (loss < -gain_tolerance && any_friction) {
+    tangential = 1;
+    chosen_cd = enumerate(tangential);
+    loss = apply(chosen_cd);
+  }
+  const Candidate* chosen = &chosen_cd;
+  if (loss < -gain_tolerance)
     throw SolverError("impact: the impulses" + where + " (" + picks(*chosen) + ") would raise the kinetic energy by " +
-                      num(-loss) + " J: the restitution law creates energy in this configuration; use e = 0 or "
-                      "fewer simultaneous contacts");
+                      num(-loss) + " J: with contacts of different restitutions the impact law is not energy-consistent "
+                      "here; give the contacts that meet at once the same restitution, or use e = 0");
   x[n_base_ + 1] += std::max(loss, 0.0);
 
   for (std::size_t k = 0; k < nc; ++k)
@@ -667,6 +692,8 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
           p == 1 ? chosen->sol(rn + 1) : -(p == 2 ? 1.0 : -1.0) * terms[k].mu * Pn;
   }
   out.extra["kinetic_energy_loss"] = loss;
+  for (const auto& c : contacts_)
+    if (c.unilateral && c.friction) out.extra["tangential_restitution"] = tangential * e[fired];
   out.kind = captured ? "capture" : "impact";
   out.state_changed = true;
 }

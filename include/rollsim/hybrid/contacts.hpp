@@ -1,7 +1,7 @@
 #pragma once
 /// \file A mechanical system with several contacts, each unilateral (a gap g(q) >= 0 with a normal force
 /// lambda_N >= 0 complementary to it) or bilateral with a given normal force, each with or without Coulomb
-/// friction, and impacts with Newton's restitution and Coulomb friction in the impulse. docs/contacts.md is the
+/// friction, and impacts with Newton's restitution and Coulomb friction in the impulse. docs/user-models.md is the
 /// reference; what follows is the contract with the model that supplies the mechanics.
 ///
 /// State x = [q (n), q' (n), the model's integrated extras, D_friction, D_impact]. The model supplies, at (t, x):
@@ -33,7 +33,11 @@
 ///
 /// At touchdown (a gap reaching zero), the impulses P of the contacts at zero gap solve, by the same enumeration,
 /// M dq' = sum (W_n P_N + W_t P_T) with Newton's law g'+ >= -e g'-, P_N >= 0 complementary, and Coulomb's law in
-/// the impulse (sticking: w+ = 0, |P_T| <= mu P_N; sliding: P_T = -s mu P_N, s w+ >= 0). An impact whose rebound
+/// the impulse (sticking: w+ = 0, |P_T| <= mu P_N; sliding: P_T = -s mu P_N, s w+ >= 0). Where that impulse would
+/// raise the kinetic energy (coupled normal and tangential directions), the tangential law takes the normal
+/// restitution too (sticking: w+ = -e w-; sliding: s (w+ + e w-) >= 0), which never does for contacts of one
+/// restitution (Glocker, Multibody Syst. Dyn. 29, 2013); the event's extra tangential_restitution says which law
+/// acted (0 or e). An impact whose rebound
 /// e |g'-| would be slower than the capture velocity is plastic (e = 0): the contact closes ("capture"), which
 /// ends an accumulation of impacts.
 /// The energy lost in the impact is added to D_impact; an impact that would create energy stops the run.
