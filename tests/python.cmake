@@ -3,7 +3,7 @@
 # ROLLSIM_BINARY points at the built program for end-to-end tests.
 set(ROLLSIM_PYTHON /usr/bin/python3)
 set(ROLLSIM_PYTHON_TESTS h5_roundtrip rollsim_h5 plot figures docs_python h5tomat octave package formulations
-  key_tables peer_siconos)
+  key_tables peer_siconos contact_views)
 foreach(name ${ROLLSIM_PYTHON_TESTS})
   add_test(NAME python_${name}
     COMMAND ${ROLLSIM_PYTHON} -m unittest -v test_${name}

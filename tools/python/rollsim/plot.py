@@ -6,6 +6,14 @@ are built with matplotlib's object API, so nothing here needs pyplot; pass
 ``figure_factory=pyplot.figure`` to get figures pyplot can show.
 
 Views:
+  contact    runs of the contact engine (any file with a gap_NAME output): the
+             generalized coordinates, gaps, normal and tangential forces and
+             slip velocities per contact, each contact's mode over time (o open,
+             0 stick/closed, + and - sliding), the energy (h = T + V, T, V, the
+             losses dissipated_impact and dissipated_friction) and the drift of
+             the balance h + losses - initial; impacts and captures marked with
+             solid lines and triangles, the other contact events (touchdown,
+             lift_off, stick, slip, reversal, graze) with dashed lines
   table      tipping-table runs: angles, rates, contact position, energy drift
              of T + V - tau theta1 (the table torque's work counted), contact
              forces, friction demand |T|/N on a log axis (event instants marked)
@@ -39,7 +47,7 @@ from matplotlib.figure import Figure
 from matplotlib.colors import ListedColormap, BoundaryNorm
 from matplotlib.patches import Patch
 
-from . import h5
+from . import contacts, h5
 
 MAX_POINTS = 100_000  # longer signals are thinned for drawing
 
@@ -53,6 +61,10 @@ EVENT_COLOURS = {
     "slip": "#b15928",
     "reversal": "tab:pink",
     "crossing": "tab:gray",
+    "impact": "tab:red",
+    "capture": "black",
+    "touchdown": "tab:green",
+    "graze": "tab:olive",
 }
 MODE_COLOURS = {1: "#f4a582", 0: "#92c5de", -1: "#b8e186"}
 MODE_NAMES = {1: "mode +1 (slip +)", 0: "mode 0 (stick)", -1: "mode -1 (slip -)"}
@@ -200,6 +212,183 @@ def _find_mu(r):
             except ValueError:
                 pass
     return None
+
+
+# --------------------------------------------------------------------------
+# contact runs (the contact engine: gap_NAME outputs)
+
+# Contact mode digit -> colour (o open, 0 stick/closed, + slide +, - slide -).
+CONTACT_MODE_COLOURS = ("#f0f0f0", "#92c5de", "#f4a582", "#b8e186")
+
+
+def mark_contact_events(ax, events):
+    """Events of a contact run by kind: impacts and captures as solid lines with a triangle (impact) or a
+    square (capture) on the top edge; the other contact events (touchdown, lift_off, stick, slip, reversal,
+    graze) as dashed lines with a bar on the top edge; the model's own events as dotted grey lines.  One legend
+    entry per kind with its count."""
+    if not events or "time" not in events or len(events["time"]) == 0:
+        return
+    t = np.asarray(events["time"], dtype=float)
+    kinds = np.asarray(events.get("kind", np.array(["event"] * len(t))), dtype=str)
+    ylim = ax.get_ylim()
+    trans = ax.get_xaxis_transform()
+    for kind in dict.fromkeys(kinds):
+        sel = t[kinds == kind]
+        colour = EVENT_COLOURS.get(kind, "tab:gray")
+        label = f"{kind} ({len(sel)})"
+        if kind in contacts.IMPACT_KINDS:
+            ax.vlines(sel, 0, 1, transform=trans, colors=colour, linewidth=0.8, alpha=0.45, zorder=0.5)
+            ax.plot(sel, np.full(sel.size, 0.97), transform=trans, linestyle="none", clip_on=False, zorder=3,
+                    marker="v" if kind == "impact" else "s", markersize=5, color=colour, label=label)
+        elif kind in contacts.TRANSITION_KINDS:
+            ax.vlines(sel, 0, 1, transform=trans, colors=colour, linewidth=1.1, linestyles="--", alpha=0.8,
+                      zorder=0.6)
+            ax.plot(sel, np.full(sel.size, 0.97), transform=trans, linestyle="none", clip_on=False, zorder=3,
+                    marker="|", markersize=9, markeredgewidth=2, color=colour, label=label)
+        else:
+            ax.vlines(sel, 0, 1, transform=trans, colors="tab:gray", linewidth=0.8, linestyles=":", zorder=0.5,
+                      label=label)
+    ax.set_ylim(ylim)
+
+
+def _contact_lines(ax, r, prefix, names, title):
+    tr = r.trajectory
+    t = _time(r)
+    cols = [prefix + n for n in names if prefix + n in tr]
+    for c, n in zip(cols, [c[len(prefix):] for c in cols]):
+        tt, y = _thin(t, np.asarray(tr[c], dtype=float))
+        ax.plot(tt, y, linewidth=1.1, label=n)
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(f"{title.lower()} [{_common_unit(tr, cols) or '-'}]")
+    ax.set_title(title + (" (per contact)" if len(cols) > 1 else f": contact {names[0]}" if cols else ""))
+    mark_contact_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best", ncol=2 if len(cols) > 4 else 1)
+    ax.grid(True, alpha=0.3)
+
+
+def _coordinates(ax, r, names):
+    tr = r.trajectory
+    t = _time(r)
+    for n in names:
+        tt, y = _thin(t, np.asarray(tr[n], dtype=float))
+        ax.plot(tt, y, linewidth=1.1, label=symbol(n))
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label(", ".join(names), _common_unit(tr, names)))
+    ax.set_title("Coordinates")
+    mark_contact_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def _contact_modes(ax, r):
+    """Each contact's mode over time, one row per contact, coloured by mode; the modes are read from /events
+    and vouched for by the summary's symbols_NAME (rollsim.contacts.contact_order)."""
+    t = _time(r)
+    try:
+        order = contacts.contact_order(r)
+        note = contacts.mode_column_note(r, order)
+        digits = contacts.mode_matrix(r, order)
+    except contacts.ContactDataError as exc:
+        ax.text(0.5, 0.5, f"contact modes not shown:\n{exc}", transform=ax.transAxes, ha="center", va="center",
+                wrap=True, color="tab:red", fontsize="small")
+        ax.set_title("Contact modes (not shown)")
+        ax.set_axis_off()
+        return
+    cmap = ListedColormap(list(CONTACT_MODE_COLOURS))
+    norm = BoundaryNorm(np.arange(-0.5, 4.5), cmap.N)
+    if t.size > 1:
+        edges = np.r_[t, t[-1]]  # each sample's mode holds until the next sample
+        ax.pcolormesh(edges, np.arange(len(order) + 1) - 0.5, digits[:, :], cmap=cmap, norm=norm,
+                      shading="flat")
+    ax.set_yticks(range(len(order)), order)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_xlabel(axis_label("time", r.trajectory.units.get("time", "s")))
+    ax.set_ylabel("contact")
+    ax.set_title("Contact modes")
+    mark_contact_events(ax, r.events)
+    handles = [Patch(facecolor=CONTACT_MODE_COLOURS[d], edgecolor="0.5",
+                     label=f"{contacts.MODE_SYMBOLS[d]}  {contacts.MODE_WORDS[d]}") for d in range(4)]
+    if note:
+        handles.append(Patch(color="none", label="modes from /events: the trajectory's mode column is too narrow"))
+    ev_handles, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + ev_handles, fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.18),
+              ncol=3)
+
+
+def _contact_energy(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    unit = tr.units.get("energy", "J")
+    for name, label, style in (("energy", "h = T + V", "-"), ("kinetic_energy", "T", "-"),
+                               ("potential_energy", "V", "-"), ("dissipated_impact", "lost at impacts", "-"),
+                               ("dissipated_friction", "lost in slip (friction)", "-")):
+        if name in tr:
+            tt, y = _thin(t, np.asarray(tr[name], dtype=float))
+            ax.plot(tt, y, linestyle=style, linewidth=1.1, label=label)
+    b = contacts.balance(tr)
+    tt, bb = _thin(t, b)
+    ax.plot(tt, bb, "k--", linewidth=1.4, label="h + losses" + (" − work" if "work_forces" in tr else ""))
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("energy", unit))
+    ax.set_title("Energy and losses")
+    mark_contact_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def _contact_drift(ax, r):
+    tr = r.trajectory
+    t = _time(r)
+    b = contacts.balance(tr)
+    unit = tr.units.get("energy", "J")
+    tt, d = _thin(t, b - b[0])
+    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label="h + losses − initial")
+    reported = r.summary.get("energy_drift_abs")
+    if isinstance(reported, (int, float)) and np.isfinite(reported):
+        ax.plot([], [], " ", label=f"run reports max |drift| = {reported:.2g} {unit}")
+    scale = float(np.max(np.abs(np.asarray(tr["energy"], dtype=float))))
+    if scale > 0 and np.isfinite(scale):
+        sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
+        sec.set_ylabel("relative to max |h| [-]")
+    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(axis_label("energy drift", unit))
+    ax.set_title("Energy balance drift")
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
+    mark_contact_events(ax, r.events)
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
+
+
+def contact_panels(r) -> list:
+    """Panels of a contact run; the contacts are found from the outputs (gap_NAME), never from the scenario's
+    name.  Contacts without a gap (friction only) that the engine also runs are drawn where they have
+    normal_force_NAME etc. too, as far as the file declares them."""
+    tr = r.trajectory
+    names = contacts.gap_contacts(tr)
+    try:
+        declared = [n for n in contacts.declared_contacts(r) if f"normal_force_{n}" in tr]
+    except Exception:  # noqa: BLE001 - a scenario text that does not parse: the gap contacts alone
+        declared = []
+    names += [n for n in declared if n not in names]
+    panels = []
+    by_unit = {}
+    for n in tr:
+        if tr.descriptions.get(n, "") == "generalized coordinate":
+            by_unit.setdefault(tr.units.get(n, ""), []).append(n)
+    for u, cs in list(by_unit.items())[:2]:
+        panels.append(Panel(f"coordinates [{u}]", (lambda cs: lambda ax: _coordinates(ax, r, cs))(cs)))
+    panels.append(Panel("gaps", lambda ax: _contact_lines(ax, r, "gap_", names, "Gaps")))
+    for prefix, title in (("normal_force_", "Normal forces"), ("tangential_force_", "Tangential forces"),
+                          ("slip_velocity_", "Slip velocities")):
+        if any(prefix + n in tr for n in names):
+            panels.append(Panel(title.lower(), (lambda p, ti: lambda ax: _contact_lines(ax, r, p, names, ti))(
+                prefix, title)))
+    if "mode" in tr:
+        panels.append(Panel("contact modes", lambda ax: _contact_modes(ax, r)))
+    if "energy" in tr:
+        panels.append(Panel("energy", lambda ax: _contact_energy(ax, r)))
+        panels.append(Panel("energy drift", lambda ax: _contact_drift(ax, r)))
+    return panels
 
 
 # --------------------------------------------------------------------------
@@ -955,7 +1144,9 @@ def views(r) -> list:
     """[(view name, [Panel, ...]), ...] for everything in the file that can be drawn."""
     out = []
     if r.trajectory and "time" in r.trajectory and len(r.trajectory["time"]) > 0:
-        if is_table(r):
+        if contacts.is_contact_run(r):
+            out.append(("contact", contact_panels(r)))
+        elif is_table(r):
             out.append(("table", table_panels(r)))
         elif is_disk(r):
             out.append(("disk", disk_panels(r)))

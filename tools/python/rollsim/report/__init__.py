@@ -25,7 +25,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from . import disk, energy, formulations, linear, runs  # noqa: E402
+from . import contact, disk, energy, formulations, linear, runs  # noqa: E402
 from .model import SOURCE_DIR, Runner, load_result, read_toml  # noqa: E402
 from .page import render  # noqa: E402
 from .provenance import provenance_section, solver_section  # noqa: E402
@@ -55,11 +55,13 @@ def scenario_kind(doc: dict) -> str:
         return "table"
     if model == "rolling_disk":
         return "disk"
+    if contact.is_contact_scenario(doc):
+        return "contact"
     return "other"
 
 
 PLANNERS = {"linear": linear.plan_linear, "table": energy.plan_table, "disk": disk.plan_disk,
-            "dae": formulations.plan_dae, "other": runs.plan_other, "sweep": runs.plan_sweep}
+            "dae": formulations.plan_dae, "contact": contact.plan_contact, "other": runs.plan_other, "sweep": runs.plan_sweep}
 
 
 # ---------------------------------------------------------------------------------------------------------
