@@ -698,7 +698,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   out.state_changed = true;
 }
 
-bool ContactEngine::settle_rates(double t, double* x, int mode) const {
+bool ContactEngine::settle_rates(double t, double* x, int mode, int lifted) const {
   const std::size_t n = n_, nc = contacts_.size();
   Solution s;
   solve(t, x, mode, s);
@@ -711,6 +711,16 @@ bool ContactEngine::settle_rates(double t, double* x, int mode) const {
   for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(x[n + i]));
   const double vtol = 1e-9 * vscale + 1e-3 * settings_.capture_velocity;
   std::vector<ContactTerms> terms = w.terms;
+  // A lift-off (the contact `lifted` opens where lambda_N fell to 0), at zero gap and zero rate: there g'' = 0
+  // too, so the gap grows only at third order in time, and for a while less than the integration resolves of it,
+  // which would close it again at once, again and again. It starts 0.1 of the gap tolerance clear of the surface
+  // and opening at the zero-speed tolerance (a zero speed as good as the one it had; the energy changes by about
+  // the normal force's scale times 0.1 gap_tolerance, and by the tolerance squared), so that the gap grows clear
+  // of the integration's rounding.
+  auto lifting_off = [&](std::size_t k) {
+    return static_cast<int>(k) == lifted && std::abs(terms[k].gap) <= settings_.gap_tolerance &&
+           std::abs(s.gdot[k]) <= vtol;
+  };
   // Positions first: a gap a rounding error below zero (a closed contact held by the stabilization, or the far
   // side of a root) is put back on the surface by a Newton step along dg/dq, so that an opening contact starts in
   // its region g >= 0.
@@ -718,8 +728,11 @@ bool ContactEngine::settle_rates(double t, double* x, int mode) const {
   for (std::size_t k = 0; k < nc; ++k) {
     const ContactTerms& c = terms[k];
     const double nn = dot(c.Wn, c.Wn.data(), n);
-    if (contacts_[k].unilateral && c.gap < 0 && c.gap >= -settings_.gap_tolerance && nn > 0) {
-      for (std::size_t i = 0; i < n; ++i) x[i] -= c.gap * c.Wn[i] / nn;
+    if (!contacts_[k].unilateral || !(nn > 0)) continue;
+    // A lift-off (below) starts a rounding clear of the surface: 1e-3 of the gap tolerance.
+    const double target = lifting_off(k) ? 0.1 * settings_.gap_tolerance : 0.0;
+    if (c.gap < target && c.gap >= -settings_.gap_tolerance) {
+      for (std::size_t i = 0; i < n; ++i) x[i] += (target - c.gap) * c.Wn[i] / nn;
       moved = true;
     }
   }
@@ -730,6 +743,10 @@ bool ContactEngine::settle_rates(double t, double* x, int mode) const {
     if (c.unilateral && closed && std::abs(s.gdot[k]) <= vtol && s.gdot[k] != 0) {
       rows.push_back(&terms[k].Wn);
       targets.push_back(-s.gdot[k]);
+    }
+    if (lifting_off(k) && s.gdot[k] < vtol) {
+      rows.push_back(&terms[k].Wn);
+      targets.push_back(vtol - s.gdot[k]);
     }
     if (c.friction && closed && std::abs(terms[k].slip) <= vtol && terms[k].slip != 0) {
       rows.push_back(&terms[k].Wt);
@@ -788,10 +805,11 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
     return out;
   }
   out.new_mode = select_mode(t, x, mode, static_cast<int>(fired), left, witness.c_str());
-  if (settle_rates(t, x, out.new_mode)) out.state_changed = true;
   const int now = contact_mode(out.new_mode, fired);
   const bool was_closed = is_closed(contacts_[fired], left);
   const bool now_closed = is_closed(contacts_[fired], now);
+  if (settle_rates(t, x, out.new_mode, was_closed && !now_closed ? static_cast<int>(fired) : -1))
+    out.state_changed = true;
   if (was_closed && !now_closed) out.kind = "lift_off";
   else if (!was_closed && now_closed) out.kind = "touchdown";
   else if (now == kStick && left != kStick) out.kind = "stick";

@@ -93,7 +93,9 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
   std::vector<h5::Table::Column> cols{{"time", ts.unit, ts.description}};
   for (const auto& s : sys_->states()) cols.push_back({s.name, s.unit, s.description});
   for (const auto& s : sys_->outputs()) cols.push_back({s.name, s.unit, s.description});
-  if (sys_->has_modes()) cols.push_back({"mode", "1", "mode of the hybrid system", h5::ColumnType::Int8});
+  if (sys_->has_modes())
+    cols.push_back({"mode", "1", "mode of the hybrid system",
+                    sys_->largest_mode() <= 127 ? h5::ColumnType::Int8 : h5::ColumnType::Int32});
   traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols);
   row_.assign(cols.size(), 0.0);
 

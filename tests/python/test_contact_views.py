@@ -139,6 +139,19 @@ class ContactPlotTest(unittest.TestCase):
             with open(out, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
+    def test_mode_column_holds_many_contacts(self):
+        # The rimless wheel has eight contacts: modes up to 4^8 - 1. The trajectory's mode column is then int32
+        # and agrees with the modes that /events gives at every sample.
+        path = os.path.join(self.tmp.name, "rimless.h5")
+        synth.rollsim("run", os.path.join(synth.REPO, "scenarios", "rimless_wheel.toml"), "-q", "-o", path)
+        r = rollsim.load(path)
+        col = np.asarray(r.trajectory["mode"])
+        self.assertEqual(col.dtype, np.int32)
+        self.assertGreater(int(col.max()), 127)
+        order = rollsim.contacts.contact_order(r)
+        self.assertEqual(len(order), 8)
+        self.assertIsNone(rollsim.contacts.mode_column_note(r, order))
+
     def test_mode_order_mismatch_is_refused(self):
         """A file whose summary symbols disagree with the modes: the modes panel says so, never guesses."""
         bad = os.path.join(self.tmp.name, "bad.h5")

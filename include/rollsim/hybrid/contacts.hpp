@@ -84,6 +84,7 @@ class ContactEngine : public HybridSystem {
   }
 
   bool has_modes() const override { return true; }
+  int largest_mode() const override { return (1 << (2 * static_cast<int>(contacts_.size()))) - 1; }
   std::string mode_name(int mode) const override;
   int initial_mode(const double* x0) const override;
   void initial_state(double* x0) const override;
@@ -135,11 +136,11 @@ class ContactEngine : public HybridSystem {
   int select_mode(double t, const double* x, int current, int fired, int left, const char* when) const;
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
-  /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact and w = 0 for each
-  /// sticking one, or for one starting to slide from rest, by the smallest change in kinetic energy (M-weighted);
+  /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact (for `lifted`, a contact
+  /// that lifts off at zero rate: 0.1 gap_tolerance clear and g' = the zero-speed tolerance) and w = 0 for each sticking one, or for one starting to slide from rest, by the smallest change in kinetic energy (M-weighted);
   /// the event instant's residual slips and gap rates are rounding (below the zero-speed tolerance). Returns
   /// whether x changed.
-  bool settle_rates(double t, double* x, int mode) const;
+  bool settle_rates(double t, double* x, int mode, int lifted = -1) const;
 
   std::size_t n_ = 0, n_base_ = 0;
   std::vector<ContactSpec> contacts_;

@@ -92,6 +92,8 @@ class HybridSystem {
   std::size_t size() const { return states().size(); }
   /// Modes: a system without modes uses only mode 0.
   virtual bool has_modes() const { return false; }
+  /// The largest |mode| the system uses (the trajectory's mode column is int8 up to 127, int32 above).
+  virtual int largest_mode() const { return 1; }
   virtual std::string mode_name(int mode) const { return std::to_string(mode); }
   virtual int initial_mode(const double* /*x0*/) const { return 0; }
   virtual void initial_state(double* x0) const = 0;
