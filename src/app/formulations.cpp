@@ -12,6 +12,13 @@ FormulationScenarios formulation_scenarios(const std::string& path, const std::v
     o.insert(o.end(), extra.begin(), extra.end());
     return o;
   };
+  {
+    const Scenario as_given = load_scenario(path, overrides);
+    if (as_given.has("formulation") && as_given.string("formulation") == "contact")
+      as_given.fail("formulation", "check formulations compares the rolling formulations (ode, dae) of one run; "
+                                   "formulation = \"contact\" is another system (the wheel free on the table): run it with "
+                                   "`rollsim run`");
+  }
   Scenario ode = load_scenario(path, with({"formulation=ode"}));
   if (!ode.has("formulation"))
     throw InputError(Origin{path, 0, 0}, "the model \"" + ode.model + "\" has one formulation only; nothing to compare");

@@ -2,6 +2,7 @@
 // values and meaning, as text or as the markdown tables of scenarios/README.md and docs/scenario-keys-*.md.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "common.hpp"
 #include "rollsim/app/registry.hpp"
@@ -15,6 +16,7 @@ namespace {
 struct KeysArgs {
   std::string model;
   std::vector<std::string> sections;
+  std::vector<std::string> with;  ///< top-level string keys that select keys (e.g. formulation=contact)
   bool markdown = false;
   bool common = false;
 };
@@ -43,7 +45,14 @@ int keys_command(const KeysArgs& a) {
       if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
       throw InputError(Origin{"keys " + a.model, 0, 0}, msg);
     }
-    keys = m->schema({});
+    std::map<std::string, std::string> raw;
+    for (const auto& w : a.with) {
+      const auto eq = w.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw InputError(Origin{"--with " + w, 0, 0}, "expected KEY=VALUE, e.g. formulation=contact");
+      raw[w.substr(0, eq)] = w.substr(eq + 1);
+    }
+    keys = m->schema(raw);
   }
   if (!a.sections.empty()) {
     std::vector<KeySpec> kept;
@@ -67,6 +76,8 @@ void add_keys_command(CLI::App& app) {
   cmd->add_option("--section", args->sections,
                   "only the keys of this section, e.g. parameters, initial, events, or a top-level key such as formulation "
                   "(repeatable)");
+  cmd->add_option("--with", args->with,
+                  "KEY=VALUE: the keys of a model with this top-level choice, e.g. formulation=contact (repeatable)");
   cmd->add_flag("--markdown", args->markdown, "print a markdown table (as in scenarios/README.md)");
   cmd->add_flag("--common", args->common, "the keys every model shares instead of a model's");
   cmd->callback([args]() { throw CLI::RuntimeError(keys_command(*args)); });

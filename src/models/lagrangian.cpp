@@ -15,6 +15,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/models/contact_keys.hpp"
 #include "rollsim/symbolic/codegen.hpp"
 #include "rollsim/symbolic/expression.hpp"
 #include "rollsim/symbolic/lagrange.hpp"
@@ -104,21 +105,8 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
     v.push_back(string_key(k + "normal_force", "", {}, "a given normal force N(t, q, der(q)) (without a gap)"));
     v.push_back(string_key(k + "friction_coefficient", "", {}, "Coulomb friction coefficient mu (with a slip velocity)"));
   }
-  if (!contact_names.empty()) {
-    const ContactSettings d;
-    v.push_back(real_key("nonsmooth.capture_velocity", "m/s",
-                         "an impact whose rebound e |g'| would be slower than this is plastic and closes the contact (the "
-                         "rule that ends an accumulation of impacts)")
-                    .with_default(d.capture_velocity)
-                    .positive());
-    v.push_back(real_key("nonsmooth.gap_tolerance", "m", "a gap within this of zero counts as touching")
-                    .with_default(d.gap_tolerance)
-                    .positive());
-    v.push_back(real_key("nonsmooth.stabilization_rate", "1/s",
-                         "Baumgarte rate a holding closed gaps and sticking slips at zero: g'' + 2 a g' + a^2 g = 0")
-                    .with_default(d.stabilization_rate)
-                    .non_negative());
-  }
+  if (!contact_names.empty())
+    for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
   for (const auto& o : names_in(raw, "outputs")) {
     const std::string k = "outputs." + o + ".";
     v.push_back(string_key(k + "expression", "", {}, "the output (t, q, der(q), der2(q))").required());
@@ -1002,10 +990,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   x0.resize(2 * c->n + c->n_extra, 0.0);
   if (c->has_contact) return std::make_unique<ContactSystem>(c, x0);
   if (c->n_contacts) {
-    ContactSettings settings;
-    settings.capture_velocity = sc.real("nonsmooth.capture_velocity");
-    settings.gap_tolerance = sc.real("nonsmooth.gap_tolerance");
-    settings.stabilization_rate = sc.real("nonsmooth.stabilization_rate");
+    const ContactSettings settings = contact_settings_from(sc);
     check_contacts_at_start(sc, *c, m, x0, settings);
     return std::make_unique<UserContactSystem>(c, x0, contact_specs(m), settings);
   }

@@ -160,8 +160,9 @@ std::unique_ptr<HybridSystem> make_dae_system(const Params& p, const double* x0,
 }
 
 void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string, std::string>& raw) {
-  v.push_back(string_key("formulation", "ode", {"ode", "dae"},
-                         "ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA"));
+  v.push_back(string_key("formulation", "ode", {"ode", "dae", "contact"},
+                         "ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA; contact: "
+                         "the wheel a free body on the table, unilateral contact with friction and impacts"));
   v.push_back(real_key("dae.stabilization_rate", "1/s",
                        "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
                   .with_default(DaeOptions{}.stabilization_rate)

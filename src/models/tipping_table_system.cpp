@@ -1,5 +1,7 @@
 #include "rollsim/models/tipping_table_system.hpp"
 
+#include "rollsim/models/tipping_table_contact.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -388,11 +390,20 @@ class TableSystem final : public HybridSystem, public Linearizable {
 std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   std::vector<KeySpec> v = parameters().keys();
   for (auto& k : initial_values().keys()) v.push_back(std::move(k));
-  for (const auto& [name, def] : {std::pair<std::string, std::string>{"table_edge", "stop"},
-                                  {"lift_off", "stop"},
-                                  {"slip_onset", "record"}})
+  // With real contact (formulation = "contact") the run goes on past the edge and lift-off: the contact
+  // engine's events (impact, lift_off, slip, ...) are always recorded, and table_edge by default only recorded.
+  const auto f = raw.find("formulation");
+  const bool contact = f != raw.end() && f->second == "contact";
+  std::vector<std::pair<std::string, std::string>> events = {{"table_edge", contact ? "record" : "stop"}};
+  if (!contact) {
+    events.push_back({"lift_off", "stop"});
+    events.push_back({"slip_onset", "record"});
+  }
+  for (const auto& [name, def] : events)
     v.push_back(string_key("events." + name, def, {"stop", "record"},
                            "at the " + name + " event: stop the run, or only record the event"));
+  if (contact)
+    for (auto& k : contact_formulation_keys()) v.push_back(std::move(k));
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   v.push_back(string_key("title", "", {}, "a title for plots and reports"));
   append_formulation_keys(v, raw);
@@ -519,6 +530,10 @@ ModelEntry model_entry() {
   e.make_system = [](const Scenario& sc) {
     const Params p = params_from(sc);
     double x0[kStates];
+    if (sc.string("formulation") == "contact") {
+      const InitialState given = initial_values().read(sc);
+      return make_contact_system(sc, p, given.data(), contact_options_from(sc));
+    }
     initial_from(sc, p, x0);
     if (sc.string("formulation") == "dae") return make_dae_system(p, x0, actions_from(sc), dae_options_from(sc));
     return make_system(p, x0, actions_from(sc));

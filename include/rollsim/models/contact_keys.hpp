@@ -1,0 +1,16 @@
+#pragma once
+/// \file The scenario keys of the contact engine's settings ([nonsmooth]), declared once for every model that
+/// uses the engine (user models with gaps, the tipping table's contact formulation).
+#include <vector>
+
+#include "rollsim/hybrid/contacts.hpp"
+#include "rollsim/scenario/scenario.hpp"
+
+namespace rollsim {
+
+/// nonsmooth.capture_velocity, nonsmooth.gap_tolerance, nonsmooth.stabilization_rate with the engine's defaults.
+std::vector<KeySpec> nonsmooth_keys();
+/// The settings those keys give in a validated scenario.
+ContactSettings contact_settings_from(const Scenario& sc);
+
+}  // namespace rollsim
