@@ -347,3 +347,22 @@ output_dt = 0.01
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("contacts: more undecided contacts than the exact enumeration takes are refused, not run for minutes") {
+  // A plank (x, y, angle) resting on the floor on nine feet with friction: at the start each foot may open,
+  // stick or slide either way, 4^9 = 262144 combinations, above the enumeration's 4^8.
+  std::string text = "model = \"lagrangian\"\n[coordinates]\nx = \"m\"\ny = \"m\"\na = \"rad\"\n"
+                     "[lagrangian]\nkinetic = \"1/2*(der(x)^2 + der(y)^2) + 1/24*der(a)^2\"\npotential = \"9.81*y\"\n";
+  for (int k = 0; k < 9; ++k) {
+    const std::string arm = number_text(-0.4 + 0.1 * k);
+    text += "[contacts.foot" + std::to_string(k) + "]\ngap = \"y + " + arm + "*sin(a)\"\nslip_velocity = \"der(x) - " +
+            arm + "*sin(a)*der(a)\"\nfriction_coefficient = \"0.5\"\n";
+  }
+  text += "[simulation]\nt_end = 1\n";
+  const Scenario sc = load_scenario_text(text, "plank.toml", {});
+  CHECK_THROWS_WITH_AS(build_system(sc), doctest::Contains("9 contacts are undecided at once"), SolverError);
+}
+
+}  // namespace rollsim

@@ -379,6 +379,26 @@ struct ContactEngine::Choice {
 };
 
 
+namespace {
+
+/// The enumeration's size: the product of each contact's choices. Above kMaxCombinations (4^8: eight contacts
+/// undecided at once) the exact enumeration is refused rather than run for minutes.
+constexpr double kMaxCombinations = 65536;
+void check_combinations(const std::vector<std::vector<int>>& options, double t, const char* what) {
+  double n = 1;
+  std::size_t undecided = 0;
+  for (const auto& o : options) {
+    n *= static_cast<double>(o.size());
+    undecided += o.size() > 1;
+  }
+  if (n > kMaxCombinations)
+    throw SolverError(std::string(what) + " at t = " + num(t) + ": " + std::to_string(undecided) +
+                      " contacts are undecided at once (" + num(n) + " combinations of their modes); the exact "
+                      "enumeration takes at most " + num(kMaxCombinations) + ": fewer contacts touching at once");
+}
+
+}  // namespace
+
 int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when) const {
   const std::size_t n = n_, nc = contacts_.size();
   const double gtol = settings_.gap_tolerance;
@@ -419,6 +439,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
   std::vector<Choice> strict, weak;
   Choice nearest;
   nearest.verdict.margin = -std::numeric_limits<double>::infinity();
+  check_combinations(options, t, "contact modes");
   std::vector<std::size_t> idx(nc, 0);
   Solution s;
   do {
@@ -559,6 +580,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   std::vector<Candidate> strict, weak;
   Candidate nearest;
   nearest.verdict.margin = -std::numeric_limits<double>::infinity();
+  check_combinations(options, t, "impact");
   std::vector<std::size_t> idx(part.size(), 0);
   do {
     Candidate cd;
