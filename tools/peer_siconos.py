@@ -311,7 +311,9 @@ class TableLanding:
         return Answer(times, {k: [sample(path, r, k, t) for t in self.check_times] for k in self.state_names()})
 
     def check_value(self, path, r, key, value):
-        got = r.param(key, 0.0)
+        got = r.param(key)
+        if got is None:
+            raise PeerError(f"{path}: {key} is absent from its resolved scenario (not a run of {self.scenario}?)")
         if not isinstance(got, float) or abs(got - value) > 1e-12 * max(1.0, abs(value)):
             raise PeerError(f"{path}: {key} = {got}, the Siconos model uses {value} from {self.scenario}")
 
