@@ -60,17 +60,23 @@ S potential_energy(const Params& p, const S* x) {
 ///   (I_t + m s^2) th1'' + m s r (th1'^2 - 2 th1' th2') + m g s cos th1 = tau
 ///   (J_w + m r^2) th2'' + m s r th1'^2 - m g r sin th1 = 0
 /// The mass matrix is diagonal in these coordinates.
+/// The same with cos theta1 and sin theta1 given (computed once by a caller that needs them too).
 template <class S>
-void accelerations(const Params& p, const S* x, S tau, S* acc) {
-  using std::cos;
-  using std::sin;
+void accelerations(const Params& p, const S* x, S tau, const S& cos1, const S& sin1, S* acc) {
   const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
   const S s = contact_position(p, x);
   const S w1 = x[2], w2 = x[3];
   const S m11 = p.table_inertia + m * s * s;
   const double m22 = p.wheel_inertia + m * r * r;
-  acc[0] = (tau - m * s * r * (w1 * w1 - 2.0 * w1 * w2) - m * g * s * cos(x[0])) / m11;
-  acc[1] = (m * g * r * sin(x[0]) - m * s * r * w1 * w1) / m22;
+  acc[0] = (tau - m * s * r * (w1 * w1 - 2.0 * w1 * w2) - m * g * s * cos1) / m11;
+  acc[1] = (m * g * r * sin1 - m * s * r * w1 * w1) / m22;
+}
+
+template <class S>
+void accelerations(const Params& p, const S* x, S tau, S* acc) {
+  using std::cos;
+  using std::sin;
+  accelerations(p, x, tau, S(cos(x[0])), S(sin(x[0])), acc);
 }
 
 /// Right-hand side x' = f(x, tau). \param tau table torque [N m] (the model input).
@@ -90,15 +96,16 @@ template <class S>
 void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential) {
   using std::cos;
   using std::sin;
+  const S cos1 = cos(x[0]), sin1 = sin(x[0]);
   S acc[2];
-  accelerations(p, x, tau, acc);
+  accelerations(p, x, tau, cos1, sin1, acc);
   const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
   const S s = contact_position(p, x);
   const S sd = r * (x[2] - x[3]);
   const S sdd = r * (acc[0] - acc[1]);
   const S w1 = x[2];
-  normal = m * (2.0 * sd * w1 + s * acc[0] - r * w1 * w1) + m * g * cos(x[0]);
-  tangential = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sin(x[0]);
+  normal = m * (2.0 * sd * w1 + s * acc[0] - r * w1 * w1) + m * g * cos1;
+  tangential = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sin1;
 }
 
 /// Position of the wheel centre in the fixed frame (x right, y up) [m], origin at the pivot.
