@@ -417,18 +417,22 @@ TEST_CASE("long work: bench picks its run count, or takes -n") {
   REQUIRE(test::run_binary("bench " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml --set simulation.t_end=0.1", out) ==
           0);
   INFO(out);
-  std::smatch m;
-  REQUIRE(std::regex_search(out, m, std::regex("runs +([0-9]+) \\(about 2 s in all;")));
-  CHECK(std::stod(m[1]) > 100);  // a run of 0.1 s of the table takes well under 20 ms
   // The runs stop once they have taken the 2 s budget: their total is at least 2 s and exceeds it by less than
-  // the last run, which is at most the slowest. Both figures are bench's own clock, so a slow program start on a
-  // loaded machine does not enter.
-  std::smatch mt, mx;
+  // the last run, which is at most the slowest. So the count follows from the runs' cost: at least 2 s / the
+  // slowest, at most (2 s + the slowest) / the fastest. All figures are bench's own clock, so neither a slow
+  // program start nor a slow build (a sanitizer's) enters.
+  std::smatch m, mt, mn, mx;
+  REQUIRE(std::regex_search(out, m, std::regex("runs +([0-9]+) \\(about 2 s in all;")));
   REQUIRE(std::regex_search(out, mt, std::regex("wall time, runs +([0-9.]+) s in all")));
+  REQUIRE(std::regex_search(out, mn, std::regex("min ([0-9.]+) us")));
   REQUIRE(std::regex_search(out, mx, std::regex("max ([0-9.]+) us")));
-  const double total = std::stod(mt[1]), slowest = std::stod(mx[1]) * 1e-6;
+  const double runs = std::stod(m[1]), total = std::stod(mt[1]);
+  const double fastest = std::stod(mn[1]) * 1e-6, slowest = std::stod(mx[1]) * 1e-6;
+  CHECK(runs > 1);  // a run of 0.1 s of the table takes far less than 2 s, even under a sanitizer
   CHECK(total >= 2.0);
   CHECK(total < 2.0 + slowest + 1e-3);  // 1e-3: the printed total is rounded to 0.1 ms, and the time to sort
+  CHECK(runs >= (2.0 - 0.01) / slowest);  // 0.01 s: the loop's own time between the runs (clock reads, bar)
+  CHECK(runs <= (2.0 + slowest + 1e-3) / fastest);
 }
 
 TEST_CASE("summary: a long text item is shortened on the terminal and kept whole in the file") {
