@@ -366,3 +366,17 @@ TEST_CASE("table contact: the table model's contact formulation and the user-wri
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("table contact: check formulations refuses the contact formulation with a reason, exit 2") {
+  std::string out;
+  CHECK(test::run_binary("check formulations " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml", out) == 2);
+  CHECK(out.find("tipping_table_contact.toml:12:15:") != std::string::npos);
+  CHECK(out.find("formulation = \"contact\" is another system") != std::string::npos);
+  // A rolling scenario's overrides that only the ODE takes still reach the comparison as before.
+  CHECK(test::run_binary("check formulations " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml "
+                         "--set simulation.t_end=0.05", out) == 0);
+}
+
+}  // namespace rollsim
