@@ -577,94 +577,94 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   // The impulses under the tangential law on xi_T = w+ + et w- (et = tangential * e of the contact): a sticking
   // impulse makes xi_T = 0, a sliding one has s xi_T >= 0. tangential = 0: the sticking impulse stops the slip.
   auto enumerate = [&](double tangential) -> Candidate {
-  std::vector<Candidate> strict, weak;
-  Candidate nearest;
-  nearest.verdict.margin = -std::numeric_limits<double>::infinity();
-  check_combinations(options, t, "impact");
-  std::vector<std::size_t> idx(part.size(), 0);
-  do {
-    Candidate cd;
-    for (std::size_t j = 0; j < part.size(); ++j) cd.pick.push_back(options[j][idx[j]]);
-    Eigen::MatrixXd A = Eigen::MatrixXd::Zero(N, N);
-    Eigen::VectorXd b = Eigen::VectorXd::Zero(N);
-    A.topLeftCorner(ni, ni) = M;
-    for (std::size_t j = 0; j < part.size(); ++j) {
-      const std::size_t k = part[j];
-      const ContactTerms& c = terms[k];
-      const auto rn = static_cast<Eigen::Index>(n + 2 * j), rt = rn + 1;
-      const int p = cd.pick[j];
-      const double sgn = p == 2 ? 1.0 : p == 3 ? -1.0 : 0.0;
-      if (p != 0) {
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto ii = static_cast<Eigen::Index>(i);
-          A(ii, rn) = -(c.Wn[i] - sgn * c.mu * c.Wt[i]);
-          A(rn, ii) = c.Wn[i];
-        }
-        b(rn) = -gd[k] + e[k] * std::max(0.0, -gd[k]);  // g'+ = -e g'- (0 for a contact at rest)
-      } else {
-        A(rn, rn) = 1;
-      }
-      if (p == 1 && contacts_[k].friction) {
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto ii = static_cast<Eigen::Index>(i);
-          A(ii, rt) = -c.Wt[i];
-          A(rt, ii) = c.Wt[i];
-        }
-        b(rt) = -c.slip - tangential * e[k] * c.slip;  // w+ = -et w-
-      } else {
-        A(rt, rt) = 1;
-      }
-    }
-    Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
-    if (!lu.isInvertible() || lu.rcond() < 1e-13) {
-      cd.verdict.singular = true;
-      cd.verdict.worst = "the impulse conditions are dependent (singular matrix)";
-    } else {
-      cd.sol = lu.solve(b);
-      Eigen::VectorXd vplus = Eigen::Map<const Eigen::VectorXd>(v, ni) + cd.sol.head(ni);
-      double pscale = 0;
-      for (Eigen::Index i = ni; i < N; ++i) pscale = std::max(pscale, std::abs(cd.sol(i)));
+    std::vector<Candidate> strict, weak;
+    Candidate nearest;
+    nearest.verdict.margin = -std::numeric_limits<double>::infinity();
+    check_combinations(options, t, "impact");
+    std::vector<std::size_t> idx(part.size(), 0);
+    do {
+      Candidate cd;
+      for (std::size_t j = 0; j < part.size(); ++j) cd.pick.push_back(options[j][idx[j]]);
+      Eigen::MatrixXd A = Eigen::MatrixXd::Zero(N, N);
+      Eigen::VectorXd b = Eigen::VectorXd::Zero(N);
+      A.topLeftCorner(ni, ni) = M;
       for (std::size_t j = 0; j < part.size(); ++j) {
         const std::size_t k = part[j];
         const ContactTerms& c = terms[k];
-        const auto rn = static_cast<Eigen::Index>(n + 2 * j);
+        const auto rn = static_cast<Eigen::Index>(n + 2 * j), rt = rn + 1;
         const int p = cd.pick[j];
-        const double gplus = dot(c.Wn, vplus.data(), n);
-        const std::string& nm = contacts_[k].name;
-        if (p == 0) {
-          cd.verdict.check(gplus - e[k] * std::max(0.0, -gd[k]), vscale, nm + ": no impulse needs g'+ >= -e g'-; g'+ + e g'-");
+        const double sgn = p == 2 ? 1.0 : p == 3 ? -1.0 : 0.0;
+        if (p != 0) {
+          for (std::size_t i = 0; i < n; ++i) {
+            const auto ii = static_cast<Eigen::Index>(i);
+            A(ii, rn) = -(c.Wn[i] - sgn * c.mu * c.Wt[i]);
+            A(rn, ii) = c.Wn[i];
+          }
+          b(rn) = -gd[k] + e[k] * std::max(0.0, -gd[k]);  // g'+ = -e g'- (0 for a contact at rest)
         } else {
-          const double Pn = cd.sol(rn);
-          cd.verdict.check(Pn, pscale, nm + ": the normal impulse must be >= 0; P_N");
-          if (contacts_[k].friction) {
-            const double wplus = dot(c.Wt, vplus.data(), n) + (c.slip - dot(c.Wt, v, n));
-            const double xi = wplus + tangential * e[k] * c.slip;
-            if (p == 1)
-              cd.verdict.check(c.mu * Pn - std::abs(cd.sol(rn + 1)), pscale, nm + ": a sticking impulse needs |P_T| <= mu P_N; mu P_N - |P_T|");
-            else
-              cd.verdict.check((p == 2 ? 1 : -1) * xi, vscale, nm + ": a sliding impulse needs s (w+ + et w-) >= 0; s xi_T");
+          A(rn, rn) = 1;
+        }
+        if (p == 1 && contacts_[k].friction) {
+          for (std::size_t i = 0; i < n; ++i) {
+            const auto ii = static_cast<Eigen::Index>(i);
+            A(ii, rt) = -c.Wt[i];
+            A(rt, ii) = c.Wt[i];
+          }
+          b(rt) = -c.slip - tangential * e[k] * c.slip;  // w+ = -et w-
+        } else {
+          A(rt, rt) = 1;
+        }
+      }
+      Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
+      if (!lu.isInvertible() || lu.rcond() < 1e-13) {
+        cd.verdict.singular = true;
+        cd.verdict.worst = "the impulse conditions are dependent (singular matrix)";
+      } else {
+        cd.sol = lu.solve(b);
+        Eigen::VectorXd vplus = Eigen::Map<const Eigen::VectorXd>(v, ni) + cd.sol.head(ni);
+        double pscale = 0;
+        for (Eigen::Index i = ni; i < N; ++i) pscale = std::max(pscale, std::abs(cd.sol(i)));
+        for (std::size_t j = 0; j < part.size(); ++j) {
+          const std::size_t k = part[j];
+          const ContactTerms& c = terms[k];
+          const auto rn = static_cast<Eigen::Index>(n + 2 * j);
+          const int p = cd.pick[j];
+          const double gplus = dot(c.Wn, vplus.data(), n);
+          const std::string& nm = contacts_[k].name;
+          if (p == 0) {
+            cd.verdict.check(gplus - e[k] * std::max(0.0, -gd[k]), vscale, nm + ": no impulse needs g'+ >= -e g'-; g'+ + e g'-");
+          } else {
+            const double Pn = cd.sol(rn);
+            cd.verdict.check(Pn, pscale, nm + ": the normal impulse must be >= 0; P_N");
+            if (contacts_[k].friction) {
+              const double wplus = dot(c.Wt, vplus.data(), n) + (c.slip - dot(c.Wt, v, n));
+              const double xi = wplus + tangential * e[k] * c.slip;
+              if (p == 1)
+                cd.verdict.check(c.mu * Pn - std::abs(cd.sol(rn + 1)), pscale, nm + ": a sticking impulse needs |P_T| <= mu P_N; mu P_N - |P_T|");
+              else
+                cd.verdict.check((p == 2 ? 1 : -1) * xi, vscale, nm + ": a sliding impulse needs s (w+ + et w-) >= 0; s xi_T");
+            }
           }
         }
       }
-    }
-    if (cd.verdict.strict()) strict.push_back(cd);
-    if (cd.verdict.weak()) weak.push_back(cd);
-    if (!cd.verdict.singular && cd.verdict.margin > nearest.verdict.margin) nearest = cd;
-  } while (next(idx, options));
+      if (cd.verdict.strict()) strict.push_back(cd);
+      if (cd.verdict.weak()) weak.push_back(cd);
+      if (!cd.verdict.singular && cd.verdict.margin > nearest.verdict.margin) nearest = cd;
+    } while (next(idx, options));
 
-  if (strict.size() > 1) {
-    std::string list;
-    for (const auto& c : strict) list += "\n  " + picks(c);
-    throw SolverError("impact: more than one consistent impulse" + where + ": the impact law has no unique answer here;"
-                      " consistent:" + list);
-  }
-  if (strict.size() == 1) return strict.front();
-  if (!weak.empty()) {
-    std::sort(weak.begin(), weak.end(), [](const Candidate& a, const Candidate& b) { return a.verdict.margin > b.verdict.margin; });
-    return weak.front();
-  }
-  throw SolverError("impact: no consistent impulse" + where + "; the nearest (" + picks(nearest) + ") breaks " +
-                    nearest.verdict.worst);
+    if (strict.size() > 1) {
+      std::string list;
+      for (const auto& c : strict) list += "\n  " + picks(c);
+      throw SolverError("impact: more than one consistent impulse" + where + ": the impact law has no unique answer here;"
+                        " consistent:" + list);
+    }
+    if (strict.size() == 1) return strict.front();
+    if (!weak.empty()) {
+      std::sort(weak.begin(), weak.end(), [](const Candidate& a, const Candidate& b) { return a.verdict.margin > b.verdict.margin; });
+      return weak.front();
+    }
+    throw SolverError("impact: no consistent impulse" + where + "; the nearest (" + picks(nearest) + ") breaks " +
+                      nearest.verdict.worst);
   };
   // Newton's law with a sticking impulse that stops the slip is not energy-consistent in general (coupled normal
   // and tangential directions can gain energy, as in Kane's example). Where it would gain, the tangential law takes
