@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "rollsim/core/error.hpp"
 #include "rollsim/models/contact_keys.hpp"
 
 namespace rollsim::tipping_table {
@@ -92,6 +93,22 @@ class TableContactSystem final : public ContactEngine {
               {{"table_edge", -1, o.stop_at_edge}}, o.settings);
   }
   std::string model_name() const override { return "tipping_table"; }
+
+  /// Whether the equations (M, f, the contact's terms, the energies) are finite at the positions and rates x.
+  bool finite_at(const double* x) const {
+    double M[kN * kN], f[kN], T, V, h, E;
+    mass_and_forces(0.0, x, M, f);
+    std::vector<ContactTerms> c(1);
+    c[0].Wn.assign(kN, 0.0);
+    c[0].Wt.assign(kN, 0.0);
+    contact_terms(0.0, x, c.data());
+    energies(0.0, x, T, V, h, E);
+    bool ok = std::isfinite(T) && std::isfinite(V) && std::isfinite(E) && std::isfinite(c[0].gap) &&
+              std::isfinite(c[0].gap_bias) && std::isfinite(c[0].slip) && std::isfinite(c[0].slip_bias);
+    for (double v : M) ok = ok && std::isfinite(v);
+    for (double v : f) ok = ok && std::isfinite(v);
+    return ok;
+  }
 
  protected:
   void mass_and_forces(double, const double* x, double* M, double* f) const override {
@@ -202,7 +219,20 @@ std::unique_ptr<HybridSystem> make_contact_system(const Scenario& sc, const Para
   x[kN + kTheta2] = x0[3];
   x[kN + kS] = r * (x0[2] - x0[3]) + o.slip;
   x[kN + kD] = o.normal_rate;
-  return std::make_unique<TableContactSystem>(p, o, std::move(x));
+  auto overflow = [&] {
+    return InputError(Origin{sc.path, 0, 0},
+                      "the equations of motion are not finite at the initial state: the parameters or the initial "
+                      "state overflow double precision");
+  };
+  auto system = std::make_unique<TableContactSystem>(p, o, x);
+  if (!system->finite_at(x.data())) throw overflow();
+  // Nor the motion from there (its mode first: a start with no consistent contact mode is a SolverError).
+  std::vector<double> xs(system->size()), xdot(system->size());
+  system->initial_state(xs.data());
+  system->rhs(0.0, xs.data(), system->initial_mode(xs.data()), xdot.data());
+  for (double v : xdot)
+    if (!std::isfinite(v)) throw overflow();
+  return system;
 }
 
 }  // namespace rollsim::tipping_table
