@@ -384,3 +384,21 @@ TEST_CASE("table contact: check formulations refuses the contact formulation wit
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("table contact: equations that overflow at the start are an input error, exit 2, no file") {
+  test::TempDir dir;
+  const std::string out_file = (dir.path / "o.h5").string();
+  for (const char* kv : {"initial.height=1e308", "initial.slip=1e308", "parameters.wheel_mass=1e308"}) {
+    INFO(kv);
+    std::string out;
+    CHECK(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml --set " + std::string(kv) +
+                               " -o " + out_file,
+                           out) == 2);
+    CHECK(out.find("not finite at the initial state") != std::string::npos);
+    CHECK(!std::filesystem::exists(out_file));
+  }
+}
+
+}  // namespace rollsim
