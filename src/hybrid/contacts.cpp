@@ -531,7 +531,9 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   Work& w = work(n, nc);
   const Eigen::MatrixXd M = w.M;
   const std::vector<ContactTerms> terms = w.terms;
-  const double* v = x + n;
+  // The rates before the impact (x is overwritten by each trial of the impulses below).
+  const std::vector<double> v0(x + n, x + 2 * n);
+  const double* v = v0.data();
   // The contacts at zero gap take part; an approach slower than the capture velocity is plastic.
   std::vector<std::size_t> part;
   std::vector<double> gd(nc, 0.0), e(nc, 0.0);
@@ -672,7 +674,6 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   // P.xi / (1 + e) - (1 - e) / (2 (1 + e)) P.G P <= 0 (G = W M^-1 W^T), for every configuration (Glocker, 2013).
   double T0, V0, h0, E0;
   energies(t, x, T0, V0, h0, E0);
-  const std::vector<double> v0(v, v + n);
   auto apply = [&](const Candidate& cd) {
     for (std::size_t i = 0; i < n; ++i) x[n + i] = v0[i] + cd.sol(static_cast<Eigen::Index>(i));
     double T1, V1, h1, E1;
