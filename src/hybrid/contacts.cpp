@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/lcp.hpp"
 
 namespace rollsim {
 
@@ -338,6 +339,8 @@ std::vector<std::string> ContactEngine::event_extras() const {
     }
   v.push_back("kinetic_energy_loss");
   if (friction) v.push_back("tangential_restitution");
+  v.push_back("lcp_candidates");
+  v.push_back("lcp_impulse_candidates");
   return v;
 }
 
@@ -381,25 +384,175 @@ struct ContactEngine::Choice {
 
 namespace {
 
+double combinations(const std::vector<std::vector<int>>& options) {
+  double n = 1;
+  for (const auto& o : options) n *= static_cast<double>(o.size());
+  return n;
+}
+
 /// The enumeration's size: the product of each contact's choices. Above kMaxCombinations (4^8: eight contacts
 /// undecided at once) the exact enumeration is refused rather than run for minutes.
-constexpr double kMaxCombinations = 65536;
 void check_combinations(const std::vector<std::vector<int>>& options, double t, const char* what) {
-  double n = 1;
+  const double n = combinations(options);
   std::size_t undecided = 0;
-  for (const auto& o : options) {
-    n *= static_cast<double>(o.size());
-    undecided += o.size() > 1;
-  }
-  if (n > kMaxCombinations)
+  for (const auto& o : options) undecided += o.size() > 1;
+  if (n > ContactSettings::kMaxCombinations)
     throw SolverError(std::string(what) + " at t = " + num(t) + ": " + std::to_string(undecided) +
                       " contacts are undecided at once (" + num(n) + " combinations of their modes); the exact "
-                      "enumeration takes at most " + num(kMaxCombinations) + ": fewer contacts touching at once");
+                      "enumeration takes at most " + num(ContactSettings::kMaxCombinations) +
+                      ": set nonsmooth.mode_selection = \"auto\" or \"lcp\" to narrow them by the LCP first, or "
+                      "let fewer contacts touch at once");
+}
+
+/// Whether the LCP narrows the combinations first.
+bool narrow_first(const ContactSettings& s, const std::vector<std::vector<int>>& options) {
+  const double n = combinations(options);
+  return (s.mode_selection == ModeSelection::Lcp && n > 1) ||
+         (s.mode_selection == ModeSelection::Auto && n > ContactSettings::kAutoCombinations);
+}
+
+double max_abs(const Eigen::VectorXd& v) { return v.size() ? v.cwiseAbs().maxCoeff() : 0.0; }
+
+/// One contact in the LCP: its normal row (or -1: a given normal force) and its tangential row (or -1: no
+/// friction unknown, the friction being absent or sliding in a known direction).
+struct LcpContact {
+  std::size_t contact = 0;
+  int normal = -1, tangential = -1;
+};
+
+/// G = R M^-1 C, rows R and columns C given as n-vectors.
+Eigen::MatrixXd delassus(const Eigen::PartialPivLU<Eigen::MatrixXd>& lu, const std::vector<Eigen::VectorXd>& rows,
+                         const std::vector<Eigen::VectorXd>& cols) {
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  const Eigen::Index n = rows.empty() ? 0 : rows.front().size();
+  Eigen::MatrixXd R(m, n), C(n, m);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    R.row(r) = rows[static_cast<std::size_t>(r)].transpose();
+    C.col(r) = cols[static_cast<std::size_t>(r)];
+  }
+  return R * lu.solve(C);
+}
+
+/// The modes (open/no impulse 0, stick 1, slide + 2, slide - 3) that a solution of the LCP allows a contact:
+/// one where the solution decides, both sides where a force and its rate are both zero. `closed_slide`: the
+/// only closed mode of a contact sliding in a known direction (0: none such).
+std::vector<int> modes_allowed(const PlanarContactSolution& s, const LcpContact& c, std::size_t n_normal,
+                               bool friction, int closed_slide, double fzero, double yzero) {
+  bool open_ok = false, closed_ok = true;
+  if (c.normal >= 0) {
+    open_ok = s.lambda(c.normal) <= fzero;
+    closed_ok = s.y(c.normal) <= yzero;
+  }
+  std::vector<int> v;
+  if (open_ok) v.push_back(kOpen);
+  if (!closed_ok) return v;
+  if (!friction) {
+    v.push_back(kStick);
+  } else if (c.tangential < 0) {
+    v.push_back(closed_slide);
+  } else {
+    const auto i = static_cast<Eigen::Index>(n_normal) + c.tangential;
+    const double yt = s.y(i);
+    const bool rest = std::abs(yt) <= yzero;
+    if (rest) v.push_back(kStick);
+    if (yt > yzero || (rest && s.edge_plus(c.tangential) <= fzero)) v.push_back(kSlidePlus);
+    if (yt < -yzero || (rest && s.edge_minus(c.tangential) <= fzero)) v.push_back(kSlideMinus);
+  }
+  return v;
+}
+
+/// Narrows each contact's options to those the LCP's solution allows (a contact whose options the solution
+/// allows none of keeps all of them). Throws if the LCP solver finds no solution.
+void narrow_options(const PlanarContactProblem& p, const std::vector<LcpContact>& lc,
+                    const std::vector<ContactSpec>& specs, const std::vector<int>& closed_slide,
+                    std::vector<std::vector<int>>& options, const char* what, const std::string& where) {
+  PlanarContactSolution s;
+  if (!solve_planar_contacts(p, s))
+    throw SolverError(std::string(what) + ": the LCP solver (Lemke) found no solution" + where +
+                      ": no consistent set of contact forces was found (the Painlevé paradox, or contact constraints "
+                      "that contradict each other); nonsmooth.mode_selection = \"enumerate\" checks every combination "
+                      "of fewer contacts");
+  const double fzero = kStrict * std::max(max_abs(s.lambda), std::numeric_limits<double>::min());
+  const double yzero = kStrict * std::max({max_abs(s.y), max_abs(p.d), std::numeric_limits<double>::min()});
+  for (std::size_t j = 0; j < lc.size(); ++j) {
+    if (options[j].size() <= 1) continue;
+    const std::size_t k = lc[j].contact;
+    const std::vector<int> allowed =
+        modes_allowed(s, lc[j], p.n_normal, specs[k].friction, closed_slide[j], fzero, yzero);
+    std::vector<int> kept;
+    for (const int m : options[j])
+      if (std::find(allowed.begin(), allowed.end(), m) != allowed.end()) kept.push_back(m);
+    if (!kept.empty()) options[j] = kept;
+  }
 }
 
 }  // namespace
 
-int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when) const {
+void ContactEngine::narrow_modes(double t, const double* x, int current, std::vector<std::vector<int>>& options,
+                                 const std::string& where) const {
+  const std::size_t n = n_, nc = contacts_.size();
+  Solution probe;
+  solve(t, x, current, probe);
+  const Work& w = work(n, nc);
+  const auto ni = static_cast<Eigen::Index>(n);
+  const Eigen::PartialPivLU<Eigen::MatrixXd> lu(w.M);
+  const double alpha = settings_.stabilization_rate;
+  auto has = [&](std::size_t k, int m) { return std::find(options[k].begin(), options[k].end(), m) != options[k].end(); };
+  // The smooth forces and the friction of contacts sliding in a known direction with a given normal force.
+  Eigen::VectorXd f = w.f;
+  std::vector<LcpContact> lc(nc);
+  std::vector<int> closed_slide(nc, 0);
+  std::vector<Eigen::VectorXd> nrows, ncols, trows;
+  std::vector<std::size_t> tcontact;
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactSpec& c = contacts_[k];
+    const ContactTerms& ct = w.terms[k];
+    lc[k].contact = k;
+    const Eigen::Map<const Eigen::VectorXd> Wn(ct.Wn.data(), ni), Wt(ct.Wt.data(), ni);
+    const bool closable = !c.unilateral || has(k, kStick) || has(k, kSlidePlus) || has(k, kSlideMinus);
+    if (!closable) continue;
+    const bool at_rest = c.friction && (has(k, kStick) || (has(k, kSlidePlus) && has(k, kSlideMinus)));
+    if (c.friction && !at_rest) closed_slide[k] = has(k, kSlidePlus) ? kSlidePlus : kSlideMinus;
+    const double sgn = slide_sign(closed_slide[k]);
+    if (c.unilateral) {
+      lc[k].normal = static_cast<int>(nrows.size());
+      nrows.push_back(Wn);
+      ncols.push_back(Wn - sgn * ct.mu * Wt);
+    } else if (sgn != 0) {
+      f -= sgn * ct.mu * ct.given_normal * Wt;
+    }
+    if (at_rest) {
+      lc[k].tangential = static_cast<int>(trows.size());
+      trows.push_back(Wt);
+      tcontact.push_back(k);
+    }
+  }
+  PlanarContactProblem p;
+  p.n_normal = nrows.size();
+  std::vector<Eigen::VectorXd> rows = nrows, cols = ncols;
+  rows.insert(rows.end(), trows.begin(), trows.end());
+  cols.insert(cols.end(), trows.begin(), trows.end());
+  p.G = delassus(lu, rows, cols);
+  const Eigen::VectorXd a0 = lu.solve(f);
+  p.d.resize(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactTerms& ct = w.terms[k];
+    if (lc[k].normal >= 0)
+      p.d(lc[k].normal) = rows[static_cast<std::size_t>(lc[k].normal)].dot(a0) + ct.gap_bias +
+                          2 * alpha * probe.gdot[k] + alpha * alpha * ct.gap;
+    if (lc[k].tangential >= 0) {
+      const auto i = static_cast<Eigen::Index>(p.n_normal) + lc[k].tangential;
+      p.d(i) = rows[static_cast<std::size_t>(i)].dot(a0) + ct.slip_bias + alpha * ct.slip;
+      p.normal_of.push_back(lc[k].normal);
+      p.mu.push_back(ct.mu);
+      p.bound.push_back(contacts_[k].unilateral ? 0.0 : ct.given_normal);
+    }
+  }
+  narrow_options(p, lc, contacts_, closed_slide, options, "contact modes", where);
+}
+
+int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when,
+                               double* lcp_candidates) const {
   const std::size_t n = n_, nc = contacts_.size();
   const double gtol = settings_.gap_tolerance;
   const double* v = x + n;
@@ -435,6 +588,11 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
       }
       if (static_cast<int>(k) == fired && o.size() > 1) o.erase(std::remove(o.begin(), o.end(), left), o.end());
     }
+  }
+  auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
+  if (narrow_first(settings_, options)) {
+    narrow_modes(t, x, current, options, where());
+    if (lcp_candidates) *lcp_candidates = combinations(options);
   }
   std::vector<Choice> strict, weak;
   Choice nearest;
@@ -482,7 +640,6 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     if (!ch.verdict.singular && ch.verdict.margin > nearest.verdict.margin) nearest = ch;
   } while (next(idx, options));
 
-  auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
   if (strict.size() > 1) {
     std::string modes;
     for (const auto& c : strict) modes += "\n  " + mode_name(c.mode);
@@ -578,15 +735,49 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
                             num(gd[fired]) + ")";
   // The impulses under the tangential law on xi_T = w+ + et w- (et = tangential * e of the contact): a sticking
   // impulse makes xi_T = 0, a sliding one has s xi_T >= 0. tangential = 0: the sticking impulse stops the slip.
+  // The impulses' LCP (where the combinations are many): P_N against g'+ + e g'-, P_T against xi_T.
+  double lcp_left = NAN;
+  auto narrow = [&](double tangential, std::vector<std::vector<int>>& opts) {
+    const Eigen::PartialPivLU<Eigen::MatrixXd> lu(M);
+    std::vector<LcpContact> lc(part.size());
+    std::vector<Eigen::VectorXd> rows;
+    for (std::size_t j = 0; j < part.size(); ++j) {
+      lc[j].contact = part[j];
+      lc[j].normal = static_cast<int>(j);
+      rows.push_back(Eigen::Map<const Eigen::VectorXd>(terms[part[j]].Wn.data(), ni));
+    }
+    PlanarContactProblem p;
+    p.n_normal = part.size();
+    for (std::size_t j = 0; j < part.size(); ++j)
+      if (contacts_[part[j]].friction) {
+        lc[j].tangential = static_cast<int>(rows.size() - part.size());
+        rows.push_back(Eigen::Map<const Eigen::VectorXd>(terms[part[j]].Wt.data(), ni));
+        p.normal_of.push_back(static_cast<int>(j));
+        p.mu.push_back(terms[part[j]].mu);
+        p.bound.push_back(0.0);
+      }
+    p.G = delassus(lu, rows, rows);
+    p.d.resize(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t j = 0; j < part.size(); ++j) {
+      const std::size_t k = part[j];
+      p.d(static_cast<Eigen::Index>(j)) = gd[k] - e[k] * std::max(0.0, -gd[k]);
+      if (lc[j].tangential >= 0)
+        p.d(static_cast<Eigen::Index>(part.size()) + lc[j].tangential) = (1 + tangential * e[k]) * terms[k].slip;
+    }
+    narrow_options(p, lc, contacts_, std::vector<int>(part.size(), 0), opts, "impact", where);
+    lcp_left = combinations(opts);
+  };
   auto enumerate = [&](double tangential) -> Candidate {
     std::vector<Candidate> strict, weak;
     Candidate nearest;
     nearest.verdict.margin = -std::numeric_limits<double>::infinity();
-    check_combinations(options, t, "impact");
+    std::vector<std::vector<int>> opts = options;
+    if (narrow_first(settings_, opts)) narrow(tangential, opts);
+    check_combinations(opts, t, "impact");
     std::vector<std::size_t> idx(part.size(), 0);
     do {
       Candidate cd;
-      for (std::size_t j = 0; j < part.size(); ++j) cd.pick.push_back(options[j][idx[j]]);
+      for (std::size_t j = 0; j < part.size(); ++j) cd.pick.push_back(opts[j][idx[j]]);
       Eigen::MatrixXd A = Eigen::MatrixXd::Zero(N, N);
       Eigen::VectorXd b = Eigen::VectorXd::Zero(N);
       A.topLeftCorner(ni, ni) = M;
@@ -652,7 +843,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
       if (cd.verdict.strict()) strict.push_back(cd);
       if (cd.verdict.weak()) weak.push_back(cd);
       if (!cd.verdict.singular && cd.verdict.margin > nearest.verdict.margin) nearest = cd;
-    } while (next(idx, options));
+    } while (next(idx, opts));
 
     if (strict.size() > 1) {
       std::string list;
@@ -715,6 +906,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
           p == 1 ? chosen->sol(rn + 1) : -(p == 2 ? 1.0 : -1.0) * terms[k].mu * Pn;
   }
   out.extra["kinetic_energy_loss"] = loss;
+  if (!std::isnan(lcp_left)) out.extra["lcp_impulse_candidates"] = lcp_left;
   for (const auto& c : contacts_)
     if (c.unilateral && c.friction) out.extra["tangential_restitution"] = tangential * e[fired];
   out.kind = captured ? "capture" : "impact";
@@ -823,11 +1015,15 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
                           "solver.rtol and solver.atol");
     }
     impact(t, x, mode, fired, out);
-    out.new_mode = select_mode(t, x, mode, -1, -1, "after the impact");
+    double candidates = NAN;
+    out.new_mode = select_mode(t, x, mode, -1, -1, "after the impact", &candidates);
+    if (!std::isnan(candidates)) out.extra["lcp_candidates"] = candidates;
     settle_rates(t, x, out.new_mode);
     return out;
   }
-  out.new_mode = select_mode(t, x, mode, static_cast<int>(fired), left, witness.c_str());
+  double candidates = NAN;
+  out.new_mode = select_mode(t, x, mode, static_cast<int>(fired), left, witness.c_str(), &candidates);
+  if (!std::isnan(candidates)) out.extra["lcp_candidates"] = candidates;
   const int now = contact_mode(out.new_mode, fired);
   const bool was_closed = is_closed(contacts_[fired], left);
   const bool now_closed = is_closed(contacts_[fired], now);

@@ -1,5 +1,8 @@
 #include "rollsim/models/contact_keys.hpp"
 
+#include <iterator>
+#include <string>
+
 namespace rollsim {
 
 std::vector<KeySpec> nonsmooth_keys() {
@@ -15,7 +18,16 @@ std::vector<KeySpec> nonsmooth_keys() {
           real_key("nonsmooth.stabilization_rate", "1/s",
                    "Baumgarte rate a holding closed gaps and sticking slips at zero: g'' + 2 a g' + a^2 g = 0")
               .with_default(d.stabilization_rate)
-              .non_negative()};
+              .non_negative(),
+          string_key("nonsmooth.mode_selection", kModeSelectionNames[static_cast<int>(d.mode_selection)],
+                     {std::begin(kModeSelectionNames), std::end(kModeSelectionNames)},
+                     "how the contacts' modes and impulses are chosen at an event: \"enumerate\" checks every "
+                     "combination of the undecided contacts' modes (at most " +
+                         std::to_string(static_cast<long>(ContactSettings::kMaxCombinations)) +
+                         "), \"lcp\" first narrows them to those next to a solution of the contacts' linear "
+                         "complementarity problem (Lemke's method, Siconos Numerics), \"auto\" enumerates up to " +
+                         std::to_string(static_cast<long>(ContactSettings::kAutoCombinations)) +
+                         " combinations and narrows above")};
 }
 
 ContactSettings contact_settings_from(const Scenario& sc) {
@@ -23,6 +35,9 @@ ContactSettings contact_settings_from(const Scenario& sc) {
   settings.capture_velocity = sc.real("nonsmooth.capture_velocity");
   settings.gap_tolerance = sc.real("nonsmooth.gap_tolerance");
   settings.stabilization_rate = sc.real("nonsmooth.stabilization_rate");
+  const std::string& selection = sc.string("nonsmooth.mode_selection");
+  for (std::size_t i = 0; i < std::size(kModeSelectionNames); ++i)
+    if (selection == kModeSelectionNames[i]) settings.mode_selection = static_cast<ModeSelection>(i);
   return settings;
 }
 

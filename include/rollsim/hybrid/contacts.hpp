@@ -31,6 +31,18 @@
 /// consistent only at the limit, the one that changes fewest contacts. None, or several strictly consistent
 /// (the Painlevé paradox), stops the run with a SolverError (exit 3) naming the contacts and the conditions.
 ///
+/// Many contacts undecided at once (above ContactSettings::kAutoCombinations combinations, or always with
+/// mode_selection = Lcp) are first posed as one linear complementarity problem (lcp.hpp: the normal forces, and
+/// the friction forces of the contacts at rest, with Coulomb's law split into two complementarity pairs), solved by
+/// Siconos Numerics' Lemke method. Each contact's mode is then read from that solution: one mode where the solution
+/// decides it, the modes on both sides where a force and its rate are both zero (the event's degenerate instant).
+/// The enumeration above runs over those combinations alone, with the same conditions and rules, so that every mode
+/// taken passes the same checks. The enumeration then sees only the modes next to one solution of the LCP: where the
+/// LCP has several solutions (friction can make it so), the others are not looked at, and the uniqueness of forward
+/// motion is checked among the combinations left only. An LCP without a solution found stops the run (exit 3).
+/// The same holds for the impulses of an impact. Events that used the LCP record the number of combinations it
+/// left in the event extra lcp_candidates.
+///
 /// At touchdown (a gap reaching zero), the impulses P of the contacts at zero gap solve, by the same enumeration,
 /// M dq' = sum (W_n P_N + W_t P_T) with Newton's law g'+ >= -e g'-, P_N >= 0 complementary, and Coulomb's law in
 /// the impulse (sticking: w+ = 0, |P_T| <= mu P_N; sliding: P_T = -s mu P_N, s w+ >= 0). Where that impulse would
@@ -64,6 +76,15 @@ struct ContactTerms {
   std::vector<double> Wn, Wt;
 };
 
+/// How the engine chooses the contacts' modes and impulses at an event.
+enum class ModeSelection : int {
+  Auto,       ///< enumerate up to kAutoCombinations combinations; above, narrow them by the LCP first
+  Enumerate,  ///< always enumerate every combination (refused above kMaxCombinations)
+  Lcp,        ///< always narrow the combinations by the LCP first
+};
+/// The names of ModeSelection's values, in its order (the scenario key nonsmooth.mode_selection).
+inline constexpr const char* kModeSelectionNames[3] = {"auto", "enumerate", "lcp"};
+
 /// The engine's settings.
 struct ContactSettings {
   /// An impact whose rebound would be slower than this is plastic (e = 0): the contact closes. A gap rate or a
@@ -71,6 +92,10 @@ struct ContactSettings {
   double capture_velocity = 1e-6;
   double gap_tolerance = 1e-9;     ///< a gap within this of zero counts as touching
   double stabilization_rate = 10;  ///< Baumgarte rate a [1/s]
+  ModeSelection mode_selection = ModeSelection::Auto;
+  /// Above this many combinations of undecided contacts' modes, "auto" narrows them by the LCP (4^6: six
+  /// contacts undecided at once); "enumerate" refuses above kMaxCombinations (4^8).
+  static constexpr double kAutoCombinations = 4096, kMaxCombinations = 65536;
 };
 
 enum ContactMode : int { kOpen = 0, kStick = 1, kSlidePlus = 2, kSlideMinus = 3 };
@@ -133,7 +158,12 @@ class ContactEngine : public HybridSystem {
   /// The accelerations and the contact forces of `mode` at (t, x); false if its matrix is singular.
   bool solve(double t, const double* x, int mode, Solution& s) const;
   /// The consistent mode at (t, x) (the continuous problem); `fired`/`left`: a contact and the mode it left.
-  int select_mode(double t, const double* x, int current, int fired, int left, const char* when) const;
+  /// `lcp_candidates`, if given, receives the number of combinations the LCP left (unchanged if it was not used).
+  int select_mode(double t, const double* x, int current, int fired, int left, const char* when,
+                  double* lcp_candidates = nullptr) const;
+  /// Narrows each contact's candidate modes at (t, x) to those next to a solution of the contact LCP.
+  void narrow_modes(double t, const double* x, int current, std::vector<std::vector<int>>& options,
+                    const std::string& where) const;
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
   /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact (for `lifted`, a contact

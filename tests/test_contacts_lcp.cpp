@@ -1,0 +1,245 @@
+// The contact engine's LCP path (nonsmooth.mode_selection): Lemke's method on small problems with known answers,
+// the planar contact problem against Coulomb's law in closed form, the engine's runs with the LCP against the
+// same runs enumerated in full, and ten blocks that land and stop at once (4^10 combinations, beyond the full
+// enumeration) against their closed form.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "rollsim/hybrid/lcp.hpp"
+#include "support.hpp"
+
+namespace rollsim {
+
+namespace {
+
+std::string text_of(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string scenario_file(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
+
+double extra_of(const EventRecord& e, const std::string& key) {
+  const auto it = e.extra.find(key);
+  return it == e.extra.end() ? NAN : it->second;
+}
+
+}  // namespace
+
+TEST_CASE("lcp: Lemke's method solves small LCPs with known answers and reports one that has none") {
+  Eigen::VectorXd z, w;
+  {  // Both active: 2 z1 + z2 = 5, z1 + 2 z2 = 6.
+    Eigen::MatrixXd A(2, 2);
+    A << 2, 1, 1, 2;
+    REQUIRE(solve_lcp(A, Eigen::Vector2d(-5, -6), z, w));
+    CHECK(z(0) == doctest::Approx(4.0 / 3).epsilon(1e-14));
+    CHECK(z(1) == doctest::Approx(7.0 / 3).epsilon(1e-14));
+    CHECK(w.cwiseAbs().maxCoeff() <= 1e-14);
+  }
+  {  // A = I: z = max(0, -q), w = max(0, q).
+    const Eigen::Vector3d q(-1, 2, -3);
+    REQUIRE(solve_lcp(Eigen::Matrix3d::Identity(), q, z, w));
+    CHECK(z(0) == doctest::Approx(1));
+    CHECK(z(1) == 0);
+    CHECK(z(2) == doctest::Approx(3));
+    CHECK(w(1) == doctest::Approx(2));
+  }
+  {  // w = -z - 1 >= 0 has no z >= 0.
+    Eigen::MatrixXd A(1, 1);
+    A << -1;
+    Eigen::VectorXd q(1);
+    q << -1;
+    CHECK_FALSE(solve_lcp(A, q, z, w));
+  }
+}
+
+TEST_CASE("lcp: the planar contact problem of a pushed block follows Coulomb's law") {
+  // A unit mass on the floor pushed by F with gravity g: without contact forces y_N = -g (falling into the floor)
+  // and y_T = F. Then lambda_N = g, and lambda_T = -F while |F| <= mu g (sticking, y_T = 0), else -mu g sgn F
+  // with y_T = F - mu g sgn F (sliding).
+  const double g = 9.81, mu = 0.3;
+  for (const double F : {0.0, 1.0, -2.5, 2.9, 5.0, -7.0}) {
+    INFO("F = " << F);
+    PlanarContactProblem p;
+    p.G = Eigen::Matrix2d::Identity();
+    p.d = Eigen::Vector2d(-g, F);
+    p.n_normal = 1;
+    p.normal_of = {0};
+    p.mu = {mu};
+    p.bound = {0};
+    PlanarContactSolution s;
+    REQUIRE(solve_planar_contacts(p, s));
+    CHECK(s.lambda(0) == doctest::Approx(g).epsilon(1e-13));
+    CHECK(std::abs(s.y(0)) <= 1e-13);
+    const bool sticks = std::abs(F) <= mu * g;
+    const double lt = sticks ? -F : -mu * g * (F > 0 ? 1 : -1);
+    CHECK(s.lambda(1) == doctest::Approx(lt).epsilon(1e-13));
+    CHECK(s.y(1) == doctest::Approx(sticks ? 0.0 : F + lt).epsilon(1e-13).scale(1));
+    CHECK(s.edge_plus(0) == doctest::Approx(mu * s.lambda(0) + s.lambda(1)).scale(1));
+    CHECK(s.edge_minus(0) == doctest::Approx(mu * s.lambda(0) - s.lambda(1)).scale(1));
+  }
+  {  // A given normal force (a bilateral contact): the bound is mu N whatever lambda_N is.
+    PlanarContactProblem p;
+    p.G = Eigen::MatrixXd::Identity(1, 1);
+    p.d = Eigen::VectorXd::Constant(1, 4.0);
+    p.normal_of = {-1};
+    p.mu = {0.5};
+    p.bound = {6.0};
+    PlanarContactSolution s;
+    REQUIRE(solve_planar_contacts(p, s));
+    CHECK(s.lambda(0) == doctest::Approx(-3.0));  // mu N = 3 < 4: slides, y_T = 1
+    CHECK(s.y(0) == doctest::Approx(1.0));
+  }
+}
+
+TEST_CASE("lcp: runs with every mode chosen through the LCP equal the same runs enumerated in full") {
+  // The LCP only narrows the combinations the enumeration then checks, so where the enumeration finds one mode
+  // the two paths take the same one, and the runs are the same to the last bit.
+  struct Case {
+    std::string name, text;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {
+      {"bouncing ball", scenario_file("bouncing_ball.toml"), {"simulation.t_end=3"}},
+      {"rimless wheel", scenario_file("rimless_wheel.toml"), {}},
+      {"wheel on the table (user model)", scenario_file("table_contact.toml"), {"simulation.t_end=1"}},
+      {"wheel on the table", scenario_file("tipping_table_contact.toml"), {"simulation.t_end=1"}},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    auto sets = c.sets;
+    sets.push_back("nonsmooth.mode_selection=enumerate");
+    const test::Run full = test::run_text(c.text, sets);
+    sets.back() = "nonsmooth.mode_selection=lcp";
+    const test::Run lcp = test::run_text(c.text, sets);
+    REQUIRE_MESSAGE(full.result.completed(), full.result.message);
+    REQUIRE_MESSAGE(lcp.result.completed(), lcp.result.message);
+    REQUIRE(full.rec.events.size() == lcp.rec.events.size());
+    CHECK(full.rec.events.size() > 2);
+    bool used = false;
+    for (std::size_t i = 0; i < full.rec.events.size(); ++i) {
+      const auto &a = full.rec.events[i], &b = lcp.rec.events[i];
+      INFO("event " << i << " " << a.kind << " at t = " << a.t);
+      CHECK(a.kind == b.kind);
+      CHECK(a.t == b.t);
+      CHECK(a.mode_after == b.mode_after);
+      CHECK(std::isnan(extra_of(a, "lcp_candidates")));
+      CHECK(std::isnan(extra_of(a, "lcp_impulse_candidates")));
+      used = used || !std::isnan(extra_of(b, "lcp_candidates")) || !std::isnan(extra_of(b, "lcp_impulse_candidates"));
+    }
+    CHECK(used);
+    REQUIRE(full.rec.x.size() == lcp.rec.x.size());
+    CHECK(full.rec.x.back() == lcp.rec.x.back());
+  }
+}
+
+namespace {
+
+/// Ten blocks of different masses m_k on the floor, each with its own contact (gap y_k, slip der(x_k), friction
+/// mu, restitution 0, so that the impact is plastic), joined in a row by springs at their rest length, dropped from h with the same horizontal
+/// speed v0. They land together at t_l = sqrt(2 h/g) with the approach speed v_y = g t_l: the plastic impact
+/// takes v_y, and its sliding impulse -mu m_k v_y leaves v1 = v0 - mu v_y (v0 > mu v_y). They slide at -mu g
+/// and stop together at t_s = t_l + v1/(mu g), at x_k(0) + v0 t_l + v1^2/(2 mu g). The springs stay at rest
+/// length throughout, every block moving alike.
+struct BlockRow {
+  static constexpr int kBlocks = 10;
+  double g = 10, h = 0.05, mu = 0.2, v0 = 1.2, spacing = 0.5, stiffness = 50;
+  double mass(int k) const { return 1 + 0.25 * k; }
+  double t_land() const { return std::sqrt(2 * h / g); }
+  double v_land() const { return g * t_land(); }
+  double v1() const { return v0 - mu * v_land(); }
+  double t_stop() const { return t_land() + v1() / (mu * g); }
+  double x_stop(int k) const { return spacing * k + v0 * t_land() + v1() * v1() / (2 * mu * g); }
+
+  std::string text() const {
+    std::string kinetic, potential;
+    std::string s = "model = \"lagrangian\"\n[coordinates]\n";
+    for (int k = 0; k < kBlocks; ++k) s += "x" + std::to_string(k) + " = \"m\"\ny" + std::to_string(k) + " = \"m\"\n";
+    for (int k = 0; k < kBlocks; ++k) {
+      const std::string i = std::to_string(k), m = text_of(mass(k));
+      kinetic += (k ? " + " : "") + m + "/2*(der(x" + i + ")^2 + der(y" + i + ")^2)";
+      potential += (k ? " + " : "") + m + "*" + text_of(g) + "*y" + i;
+      if (k + 1 < kBlocks)
+        potential += " + " + text_of(stiffness) + "/2*(x" + std::to_string(k + 1) + " - x" + i + " - " +
+                     text_of(spacing) + ")^2";
+    }
+    s += "[lagrangian]\nkinetic = \"" + kinetic + "\"\npotential = \"" + potential + "\"\n";
+    for (int k = 0; k < kBlocks; ++k) {
+      const std::string i = std::to_string(k);
+      s += "[contacts.floor" + i + "]\ngap = \"y" + i + "\"\nslip_velocity = \"der(x" + i +
+           ")\"\nfriction_coefficient = \"" + text_of(mu) + "\"\nrestitution = \"0\"\n";
+    }
+    s += "[initial]\n";
+    for (int k = 0; k < kBlocks; ++k)
+      s += "x" + std::to_string(k) + " = " + text_of(spacing * k) + "\ny" + std::to_string(k) + " = " + text_of(h) + "\n";
+    s += "[initial_rates]\n";
+    for (int k = 0; k < kBlocks; ++k) s += "x" + std::to_string(k) + " = " + text_of(v0) + "\n";
+    s += "[simulation]\nt_end = 1\noutput_dt = 0.01\n[solver]\nrtol = 1e-11\natol = 1e-13\n";
+    return s;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed form; enumerating is refused") {
+  const BlockRow b;
+  REQUIRE(b.v1() > 0);
+  const std::string text = b.text();
+  const test::Run r = test::run_text(text);
+  REQUIRE_MESSAGE(r.result.completed(), r.result.message);
+  auto sys = build_system(r.scenario);
+  auto state = [&](const std::vector<double>& x, const std::string& name) -> double {
+    for (std::size_t i = 0; i < sys->states().size(); ++i)
+      if (sys->states()[i].name == name) return x[i];
+    FAIL("no state " << name);
+    return NAN;
+  };
+  // The landing: one plastic impact of all ten at once, its impulses chosen through the LCP (4^10 combinations).
+  REQUIRE(r.rec.events.size() == 2);
+  const EventRecord& land = r.rec.events[0];
+  CHECK(land.kind == "impact");
+  CHECK(land.t == doctest::Approx(b.t_land()).epsilon(1e-9));
+  CHECK(extra_of(land, "lcp_impulse_candidates") >= 1);
+  for (int k = 0; k < BlockRow::kBlocks; ++k) {
+    const std::string i = std::to_string(k);
+    INFO("block " << k);
+    CHECK(extra_of(land, "impulse_normal_floor" + i) == doctest::Approx(b.mass(k) * b.v_land()).epsilon(1e-8));
+    CHECK(extra_of(land, "impulse_tangential_floor" + i) ==
+          doctest::Approx(-b.mu * b.mass(k) * b.v_land()).epsilon(1e-8));
+    CHECK(state(land.x, "der_x" + i) == doctest::Approx(b.v1()).epsilon(1e-8));
+    CHECK(std::abs(state(land.x, "der_y" + i)) <= 1e-12);
+  }
+  // The stop: all ten stick at once, the modes chosen through the LCP (3 x 4^9 combinations).
+  const EventRecord& stop = r.rec.events[1];
+  CHECK(stop.kind == "stick");
+  CHECK(stop.t == doctest::Approx(b.t_stop()).epsilon(1e-9));
+  CHECK(extra_of(stop, "lcp_candidates") == 1);
+  CHECK(r.result.t_final == doctest::Approx(1.0));
+  for (int k = 0; k < BlockRow::kBlocks; ++k) {
+    const std::string i = std::to_string(k);
+    INFO("block " << k);
+    CHECK(state(r.rec.x.back(), "x" + i) == doctest::Approx(b.x_stop(k)).epsilon(1e-8));
+    CHECK(std::abs(state(r.rec.x.back(), "der_x" + i)) <= 1e-10);
+    CHECK(std::abs(state(r.rec.x.back(), "y" + i)) <= 1e-10);
+  }
+  // Energy: the impact takes the normal and tangential kinetic energy it removes, friction the rest.
+  double impact = 0, friction = 0;
+  for (int k = 0; k < BlockRow::kBlocks; ++k) {
+    impact += 0.5 * b.mass(k) * (b.v_land() * b.v_land() + b.v0 * b.v0 - b.v1() * b.v1());
+    friction += 0.5 * b.mass(k) * b.v1() * b.v1();
+  }
+  CHECK(state(r.rec.x.back(), "dissipated_impact") == doctest::Approx(impact).epsilon(1e-8));
+  CHECK(state(r.rec.x.back(), "dissipated_friction") == doctest::Approx(friction).epsilon(1e-8));
+
+  // Enumerating every combination is refused, with what to change.
+  const test::Run enumerated = test::run_text(text, {"nonsmooth.mode_selection=enumerate"});
+  const RunResult& result = enumerated.result;
+  CHECK_FALSE(result.completed());
+  CHECK_MESSAGE(result.message.find("10 contacts are undecided at once") != std::string::npos, result.message);
+  CHECK_MESSAGE(result.message.find("nonsmooth.mode_selection") != std::string::npos, result.message);
+}
+
+}  // namespace rollsim
