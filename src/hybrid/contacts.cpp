@@ -192,7 +192,12 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
     }
   }
   w.lu.compute(w.A);
-  s.rcond = w.lu.rcond();
+  // Eigen's LU goes on past a zero pivot (dependent constraints, e.g. more closed contacts than freedoms) and its
+  // rcond estimate can miss it; the smallest pivot relative to the largest does not.
+  {
+    const auto piv = w.lu.matrixLU().diagonal().cwiseAbs();
+    s.rcond = std::min(w.lu.rcond(), piv.minCoeff() / std::max(piv.maxCoeff(), std::numeric_limits<double>::min()));
+  }
   w.sol = w.lu.solve(w.rhs);
   bool ok = true;
   for (std::size_t i = 0; i < n; ++i) {
