@@ -243,3 +243,20 @@ TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed 
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("lcp: the Painleve rod without a consistent mode is refused through the LCP too, exit 3") {
+  // scenarios/painleve_rod.toml (mu = 1.5 > 4/3 at tan theta = 2, at rest): no contact force stops the sliding end
+  // from entering the floor, so the LCP has no solution.
+  test::TempDir dir;
+  std::string out;
+  const int code = test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/painleve_rod.toml -o " +
+                                        (dir.path / "rod.h5").string() + " --set nonsmooth.mode_selection=lcp",
+                                    out);
+  CHECK(code == 3);
+  CHECK_MESSAGE(out.find("the LCP solver (Lemke) found no solution") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("lower_end") != std::string::npos, out);
+}
+
+}  // namespace rollsim
