@@ -173,8 +173,17 @@ class ContactReportTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         out = os.path.join(cls.tmp.name, "report.html")
         env = dict(os.environ, ROLLSIM_BINARY=synth.BINARY, MPLBACKEND="Agg")
-        cls.proc = subprocess.run([sys.executable, os.path.join(synth.TOOLS, "report"), BALL, TABLE, "-o", out,
-                                   "--keep", cls.tmp.name], capture_output=True, text=True, timeout=300, env=env)
+        # The ball once more with its impulses chosen through the LCP (nonsmooth.mode_selection = "lcp").
+        cls.ball_lcp = os.path.join(cls.tmp.name, "ball_lcp.toml")
+        with open(BALL, encoding="utf-8") as f:
+            text = f.read()
+        assert "[nonsmooth]\n" in text
+        with open(cls.ball_lcp, "w", encoding="utf-8") as f:
+            f.write(text.replace("[nonsmooth]\n", '[nonsmooth]\nmode_selection = "lcp"\n').replace(
+                "t_end = 6.0", "t_end = 2.0"))
+        cls.proc = subprocess.run([sys.executable, os.path.join(synth.TOOLS, "report"), BALL, TABLE, cls.ball_lcp,
+                                   "-o", out, "--keep", cls.tmp.name], capture_output=True, text=True, timeout=300,
+                                  env=env)
         with open(out, encoding="utf-8") as f:
             cls.page = f.read()
         p = Tables()
@@ -197,6 +206,18 @@ class ContactReportTest(unittest.TestCase):
             self.assertIn(f'<section id="contact-{name}">', self.page)
             for cls in ("energy", "phases", "impacts"):
                 self.assertTrue(self.table(name, cls), (name, cls))
+
+    def test_lcp_choices_noted_as_in_the_file(self):
+        with h5py.File(os.path.join(self.tmp.name, "ball_lcp.h5"), "r") as f:
+            v = np.asarray(f["events"]["lcp_impulse_candidates"], float)
+        used = v[np.isfinite(v)]
+        self.assertGreater(used.size, 0)
+        section = self.page[self.page.index('<section id="contact-ball_lcp">'):]
+        section = section[:section.index("</section>")]
+        self.assertIn(f"impulses at {used.size} events (combinations left: at most {int(used.max())})", section)
+        # The runs enumerated in full note nothing.
+        full = self.page[self.page.index('<section id="contact-bouncing_ball">'):]
+        self.assertNotIn("Chosen through the contacts", full[:full.index("</section>")])
 
     def test_ball_against_physics(self):
         with h5py.File(os.path.join(self.tmp.name, "bouncing_ball.h5"), "r") as f:

@@ -137,6 +137,17 @@ def contact_section(run: Run, name: str) -> Section:
                 prow.append([fmt(p.time, TABLE_DIGITS), html.escape(p.kind), "–", "–", "–"])
         cut = (f'<p class="note">The first {MAX_PHASE_ROWS} of {len(ph)} events.</p>'
                if len(ph) > MAX_PHASE_ROWS else "")
+        # The events whose modes or impulses the LCP narrowed (nonsmooth.mode_selection), with what it left.
+        ev = r.events or {}
+        lcp_notes = []
+        for col, what in (("lcp_candidates", "modes"), ("lcp_impulse_candidates", "impulses")):
+            v = np.asarray(ev.get(col, []), float)
+            used = v[np.isfinite(v)]
+            if used.size:
+                lcp_notes.append(f"{what} at {used.size} events (combinations left: at most {int(used.max())})")
+        if lcp_notes:
+            cut += (f'<p class="note">Chosen through the contacts\' LCP (Lemke, then the enumeration over what it '
+                    f'left): {html.escape("; ".join(lcp_notes))}.</p>')
         sec.body.append(f"<h3>Phases ({len(ph)} events)</h3>" + cut + '<div class="scroll">' + table_html(
             ["time [s]", "kind", "contact", "mode before", "mode after"], prow, cls="data contact-phases") + "</div>")
         irow = []
