@@ -14,12 +14,6 @@ namespace rollsim {
 
 namespace {
 
-std::string text_of(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 std::string scenario_file(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
 
 double extra_of(const EventRecord& e, const std::string& key) {
@@ -138,57 +132,42 @@ TEST_CASE("lcp: runs with every mode chosen through the LCP equal the same runs 
 
 namespace {
 
-/// Ten blocks of different masses m_k on the floor, each with its own contact (gap y_k, slip der(x_k), friction
-/// mu, restitution 0, so that the impact is plastic), joined in a row by springs at their rest length, dropped from h with the same horizontal
-/// speed v0. They land together at t_l = sqrt(2 h/g) with the approach speed v_y = g t_l: the plastic impact
-/// takes v_y, and its sliding impulse -mu m_k v_y leaves v1 = v0 - mu v_y (v0 > mu v_y). They slide at -mu g
-/// and stop together at t_s = t_l + v1/(mu g), at x_k(0) + v0 t_l + v1^2/(2 mu g). The springs stay at rest
-/// length throughout, every block moving alike.
+/// scenarios/sliding_blocks.toml (its header derives the closed form), its values read from the scenario.
 struct BlockRow {
   static constexpr int kBlocks = 10;
-  double g = 10, h = 0.05, mu = 0.2, v0 = 1.2, spacing = 0.5, stiffness = 50;
-  double mass(int k) const { return 1 + 0.25 * k; }
+  Scenario sc;
+  double g, mu, h, v0;
+  explicit BlockRow(Scenario scenario) : sc(std::move(scenario)) {
+    g = sc.real("parameters.g");
+    mu = sc.real("parameters.mu");
+    h = sc.real("initial.y0");
+    v0 = sc.real("initial_rates.x0");
+  }
+  std::string i(int k) const { return std::to_string(k); }
+  double mass(int k) const { return sc.real("parameters.m" + i(k)); }
+  double x0(int k) const { return sc.real("initial.x" + i(k)); }
   double t_land() const { return std::sqrt(2 * h / g); }
   double v_land() const { return g * t_land(); }
   double v1() const { return v0 - mu * v_land(); }
   double t_stop() const { return t_land() + v1() / (mu * g); }
-  double x_stop(int k) const { return spacing * k + v0 * t_land() + v1() * v1() / (2 * mu * g); }
-
-  std::string text() const {
-    std::string kinetic, potential;
-    std::string s = "model = \"lagrangian\"\n[coordinates]\n";
-    for (int k = 0; k < kBlocks; ++k) s += "x" + std::to_string(k) + " = \"m\"\ny" + std::to_string(k) + " = \"m\"\n";
-    for (int k = 0; k < kBlocks; ++k) {
-      const std::string i = std::to_string(k), m = text_of(mass(k));
-      kinetic += (k ? " + " : "") + m + "/2*(der(x" + i + ")^2 + der(y" + i + ")^2)";
-      potential += (k ? " + " : "") + m + "*" + text_of(g) + "*y" + i;
-      if (k + 1 < kBlocks)
-        potential += " + " + text_of(stiffness) + "/2*(x" + std::to_string(k + 1) + " - x" + i + " - " +
-                     text_of(spacing) + ")^2";
-    }
-    s += "[lagrangian]\nkinetic = \"" + kinetic + "\"\npotential = \"" + potential + "\"\n";
-    for (int k = 0; k < kBlocks; ++k) {
-      const std::string i = std::to_string(k);
-      s += "[contacts.floor" + i + "]\ngap = \"y" + i + "\"\nslip_velocity = \"der(x" + i +
-           ")\"\nfriction_coefficient = \"" + text_of(mu) + "\"\nrestitution = \"0\"\n";
-    }
-    s += "[initial]\n";
-    for (int k = 0; k < kBlocks; ++k)
-      s += "x" + std::to_string(k) + " = " + text_of(spacing * k) + "\ny" + std::to_string(k) + " = " + text_of(h) + "\n";
-    s += "[initial_rates]\n";
-    for (int k = 0; k < kBlocks; ++k) s += "x" + std::to_string(k) + " = " + text_of(v0) + "\n";
-    s += "[simulation]\nt_end = 1\noutput_dt = 0.01\n[solver]\nrtol = 1e-11\natol = 1e-13\n";
-    return s;
-  }
+  double x_stop(int k) const { return x0(k) + v0 * t_land() + v1() * v1() / (2 * mu * g); }
 };
 
 }  // namespace
 
 TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed form; enumerating is refused") {
-  const BlockRow b;
-  REQUIRE(b.v1() > 0);
-  const std::string text = b.text();
+  const std::string text = scenario_file("sliding_blocks.toml");
   const test::Run r = test::run_text(text);
+  const BlockRow b(r.scenario);
+  // The closed form's premises: every block starts alike, the springs at rest length, the landing impulse slides.
+  REQUIRE(b.v1() > 0);
+  REQUIRE(b.sc.has("parameters.m" + b.i(BlockRow::kBlocks - 1)));
+  REQUIRE_FALSE(b.sc.has("parameters.m" + b.i(BlockRow::kBlocks)));
+  for (int k = 0; k < BlockRow::kBlocks; ++k) {
+    REQUIRE(b.sc.real("initial.y" + b.i(k)) == b.h);
+    REQUIRE(b.sc.real("initial_rates.x" + b.i(k)) == b.v0);
+    if (k) REQUIRE(b.x0(k) - b.x0(k - 1) == doctest::Approx(b.sc.real("parameters.s")).epsilon(1e-15));
+  }
   REQUIRE_MESSAGE(r.result.completed(), r.result.message);
   auto sys = build_system(r.scenario);
   auto state = [&](const std::vector<double>& x, const std::string& name) -> double {
