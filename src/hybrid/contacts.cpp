@@ -466,11 +466,18 @@ std::vector<int> modes_allowed(const PlanarContactSolution& s, const LcpContact&
   return v;
 }
 
+/// Above this many combinations left by the LCP, the contacts it leaves undecided take its own reading alone.
+constexpr double kNarrowedBudget = 256;
+
 /// Narrows each contact's options to those the LCP's solution allows (a contact whose options the solution
-/// allows none of keeps all of them). Throws if the LCP solver finds no solution.
+/// allows none of keeps all of them). Where that still leaves more than kNarrowedBudget combinations (many
+/// contacts with a zero force and a zero rate at once, such as the unloaded feet of a statically indeterminate
+/// support), each such contact but `keep_all` (the one whose event this is) takes the solution's own reading:
+/// open (no impulse) where its force is zero, else sticking. Throws if the LCP solver finds no solution.
 void narrow_options(const PlanarContactProblem& p, const std::vector<LcpContact>& lc,
                     const std::vector<ContactSpec>& specs, const std::vector<int>& closed_slide,
-                    std::vector<std::vector<int>>& options, const char* what, const std::string& where) {
+                    std::vector<std::vector<int>>& options, int keep_all, const char* what,
+                    const std::string& where) {
   PlanarContactSolution s;
   if (!solve_planar_contacts(p, s))
     throw SolverError(std::string(what) + ": the LCP solver (Lemke) found no solution" + where +
@@ -489,12 +496,21 @@ void narrow_options(const PlanarContactProblem& p, const std::vector<LcpContact>
       if (std::find(allowed.begin(), allowed.end(), m) != allowed.end()) kept.push_back(m);
     if (!kept.empty()) options[j] = kept;
   }
+  if (combinations(options) <= kNarrowedBudget) return;
+  for (std::size_t j = 0; j < options.size(); ++j) {
+    auto& o = options[j];
+    if (o.size() <= 1 || static_cast<int>(j) == keep_all) continue;
+    const int reading = std::find(o.begin(), o.end(), kOpen) != o.end()    ? kOpen
+                        : std::find(o.begin(), o.end(), kStick) != o.end() ? kStick
+                                                                             : o.front();
+    o = {reading};
+  }
 }
 
 }  // namespace
 
-void ContactEngine::narrow_modes(double t, const double* x, int current, std::vector<std::vector<int>>& options,
-                                 const std::string& where) const {
+void ContactEngine::narrow_modes(double t, const double* x, int current, int fired,
+                                 std::vector<std::vector<int>>& options, const std::string& where) const {
   const std::size_t n = n_, nc = contacts_.size();
   Solution probe;
   solve(t, x, current, probe);
@@ -553,7 +569,7 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, std::ve
       p.bound.push_back(contacts_[k].unilateral ? 0.0 : ct.given_normal);
     }
   }
-  narrow_options(p, lc, contacts_, closed_slide, options, "contact modes", where);
+  narrow_options(p, lc, contacts_, closed_slide, options, fired, "contact modes", where);
 }
 
 int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when,
@@ -596,7 +612,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
   }
   auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
   if (narrow_first(settings_, options)) {
-    narrow_modes(t, x, current, options, where());
+    narrow_modes(t, x, current, fired, options, where());
     if (lcp_candidates) *lcp_candidates = combinations(options);
   }
   std::vector<Choice> strict, weak;
@@ -769,7 +785,9 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
       if (lc[j].tangential >= 0)
         p.d(static_cast<Eigen::Index>(part.size()) + lc[j].tangential) = (1 + tangential * e[k]) * terms[k].slip;
     }
-    narrow_options(p, lc, contacts_, std::vector<int>(part.size(), 0), opts, "impact", where);
+    const auto fired_part = std::find(part.begin(), part.end(), fired) - part.begin();
+    narrow_options(p, lc, contacts_, std::vector<int>(part.size(), 0), opts, static_cast<int>(fired_part), "impact",
+                   where);
     lcp_left = combinations(opts);
   };
   auto enumerate = [&](double tangential) -> Candidate {

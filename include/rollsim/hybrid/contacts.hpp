@@ -37,7 +37,9 @@
 /// Siconos Numerics' Lemke method. Each contact's mode is then read from that solution: one mode where the solution
 /// decides it, the modes on both sides where a force and its rate are both zero (the event's degenerate instant).
 /// The enumeration above runs over those combinations alone, with the same conditions and rules, so that every mode
-/// taken passes the same checks. The enumeration then sees only the modes next to one solution of the LCP: where the
+/// taken passes the same checks. Where that still leaves more than 256 combinations (many contacts with a zero force
+/// and a zero rate at once), those contacts but the one whose event it is take the solution's own reading alone.
+/// The enumeration then sees only the modes next to one solution of the LCP: where the
 /// LCP has several solutions (friction can make it so), the others are not looked at, and the uniqueness of forward
 /// motion is checked among the combinations left only. An LCP without a solution found stops the run (exit 3).
 /// The same holds for the impulses of an impact. Events that used the LCP record the number of combinations it
@@ -161,8 +163,9 @@ class ContactEngine : public HybridSystem {
   /// `lcp_candidates`, if given, receives the number of combinations the LCP left (unchanged if it was not used).
   int select_mode(double t, const double* x, int current, int fired, int left, const char* when,
                   double* lcp_candidates = nullptr) const;
-  /// Narrows each contact's candidate modes at (t, x) to those next to a solution of the contact LCP.
-  void narrow_modes(double t, const double* x, int current, std::vector<std::vector<int>>& options,
+  /// Narrows each contact's candidate modes at (t, x) to those next to a solution of the contact LCP (`fired`: the
+  /// contact whose event this is, or -1).
+  void narrow_modes(double t, const double* x, int current, int fired, std::vector<std::vector<int>>& options,
                     const std::string& where) const;
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
