@@ -132,7 +132,7 @@ TEST_CASE("lcp: runs with every mode chosen through the LCP equal the same runs 
 
 namespace {
 
-/// scenarios/sliding_blocks.toml (its header derives the closed form), its values read from the scenario.
+/// scenarios/large/sliding_blocks.toml (its header derives the closed form), its values read from the scenario.
 struct BlockRow {
   static constexpr int kBlocks = 10;
   Scenario sc;
@@ -156,7 +156,7 @@ struct BlockRow {
 }  // namespace
 
 TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed form; enumerating is refused") {
-  const std::string text = scenario_file("sliding_blocks.toml");
+  const std::string text = scenario_file("large/sliding_blocks.toml");
   const test::Run r = test::run_text(text);
   const BlockRow b(r.scenario);
   // The closed form's premises: every block starts alike, the springs at rest length, the landing impulse slides.
