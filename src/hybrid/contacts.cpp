@@ -524,7 +524,6 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, int fir
   std::vector<LcpContact> lc(nc);
   std::vector<int> closed_slide(nc, 0);
   std::vector<Eigen::VectorXd> nrows, ncols, trows;
-  std::vector<std::size_t> tcontact;
   for (std::size_t k = 0; k < nc; ++k) {
     const ContactSpec& c = contacts_[k];
     const ContactTerms& ct = w.terms[k];
@@ -545,7 +544,6 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, int fir
     if (at_rest) {
       lc[k].tangential = static_cast<int>(trows.size());
       trows.push_back(Wt);
-      tcontact.push_back(k);
     }
   }
   PlanarContactProblem p;
@@ -754,9 +752,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   };
   const std::string where = " at t = " + num(t) + " (impact of contact " + contacts_[fired].name + ", approach g' = " +
                             num(gd[fired]) + ")";
-  // The impulses under the tangential law on xi_T = w+ + et w- (et = tangential * e of the contact): a sticking
-  // impulse makes xi_T = 0, a sliding one has s xi_T >= 0. tangential = 0: the sticking impulse stops the slip.
-  // The impulses' LCP (where the combinations are many): P_N against g'+ + e g'-, P_T against xi_T.
+  // The impulses' LCP (where the combinations are many): P_N against g'+ + e g'-, P_T against xi_T (below).
   double lcp_left = NAN;
   auto narrow = [&](double tangential, std::vector<std::vector<int>>& opts) {
     const Eigen::PartialPivLU<Eigen::MatrixXd> lu(M);
@@ -790,6 +786,8 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
                    where);
     lcp_left = combinations(opts);
   };
+  // The impulses under the tangential law on xi_T = w+ + et w- (et = tangential * e of the contact): a sticking
+  // impulse makes xi_T = 0, a sliding one has s xi_T >= 0. tangential = 0: the sticking impulse stops the slip.
   auto enumerate = [&](double tangential) -> Candidate {
     std::vector<Candidate> strict, weak;
     Candidate nearest;

@@ -43,7 +43,7 @@
 /// LCP has several solutions (friction can make it so), the others are not looked at, and the uniqueness of forward
 /// motion is checked among the combinations left only. An LCP without a solution found stops the run (exit 3).
 /// The same holds for the impulses of an impact. Events that used the LCP record the number of combinations it
-/// left in the event extra lcp_candidates.
+/// left in the event extras lcp_candidates (the modes) and lcp_impulse_candidates (an impact's impulses).
 ///
 /// At touchdown (a gap reaching zero), the impulses P of the contacts at zero gap solve, by the same enumeration,
 /// M dq' = sum (W_n P_N + W_t P_T) with Newton's law g'+ >= -e g'-, P_N >= 0 complementary, and Coulomb's law in
