@@ -270,6 +270,21 @@ TEST_CASE("user model: bad input inside expressions names file:line:column, the 
                      {"bad.toml:9:6", "bodies.0.y", "der() is not allowed here"});
   // Unbalanced parentheses.
   expect_input_error(with_kinetic("1/2*m*(der(x)^2"), {"missing ')'"});
+  // Exact powers are computed digit by digit: exponents are bounded and free of rates, and numbers stay
+  // inside double precision, so that no input keeps the derivation busy for hours.
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "x^2 + 3^99999999"),
+                     {"bad.toml:9:22", "the exponent '99999999' is out of range", "[-64, 64]", "character 9"});
+  expect_input_error(with_kinetic("1/2*m*der(x)^2 + (der(x)+3)^(1e308)"),
+                     {"the exponent '(1e308)' is out of range"});
+  expect_input_error(with_kinetic("1/2*m*der(x)^2 * 2^(der(x)/100)"), {"may not depend on a rate", "der(x)"});
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "(2^60)^60*x"), {"out of double precision range"});
+  expect_input_error(with_kinetic("1/2*m*der(x)^2", "1e300*1e300*x"), {"out of double precision range"});
+}
+
+TEST_CASE("user model: exponents at the bounds and numbers near the end of double precision are read") {
+  const auto load = [](const std::string& text) { return build_system(load_scenario_text(text, "ok.toml", {})); };
+  CHECK(load(with_kinetic("1/2*m*der(x)^2", "k*x^64 + k*x^(-64)*1e-300 + 1e300*x^2")) != nullptr);
+  CHECK(load(with_kinetic("1/2*m*der(x)^2", "k*x^2*2^(1/3)*(1.5)^(-64)")) != nullptr);
 }
 
 TEST_CASE("user model: a missing compiler is an input error that says what to install, and writes no file") {

@@ -47,6 +47,7 @@ class Parser {
     skip();
     if (pos_ == s_.size()) fail(pos_, "the expression is empty");
     ex e = expr();
+    check_numbers(0, e);
     skip();
     if (pos_ != s_.size()) {
       if (s_[pos_] == ')') fail(pos_, "unbalanced ')': no '(' opens it");
@@ -100,15 +101,52 @@ class Parser {
     return power();
   }
   ex power() {
+    const std::size_t base_at = pos_;
     ex b = primary();
     if (eat('^')) {
       const std::size_t at = pos_;
       ex p = unary();
       if (b.is_zero() && GiNaC::is_a<GiNaC::numeric>(p) && GiNaC::ex_to<GiNaC::numeric>(p).is_negative())
         fail(at, "zero to a negative power");
-      return GiNaC::pow(b, p);
+      // GiNaC computes a power of exact numbers digit by digit, and expands powers of sums when it
+      // simplifies (the linearity checks do): 3^(1e8), or any power once the rates in its exponent are
+      // set to zero, would take hours. So exponents are bounded, and free of rates.
+      if (GiNaC::is_a<GiNaC::numeric>(p)) {
+        const auto& n = GiNaC::ex_to<GiNaC::numeric>(p);
+        if (!n.is_real() || GiNaC::abs(n) > kMaxExponent)
+          fail(at, "the exponent " + source(at) + " is out of range: a number as an exponent must lie in [-" +
+                       std::to_string(kMaxExponent) + ", " + std::to_string(kMaxExponent) + "]");
+      }
+      for (const auto* table : {&names_.rates, &names_.accelerations})
+        for (const auto& [name, symbol] : *table)
+          if (p.has(symbol))
+            fail(at, "an exponent may not depend on a rate or an acceleration (here der" +
+                         std::string(table == &names_.rates ? "" : "2") + "(" + name + "))");
+      check_numbers(base_at, b);
+      ex r = GiNaC::pow(b, p);
+      check_numbers(base_at, r);
+      return r;
     }
     return b;
+  }
+  /// The text read since `from`, without surrounding blanks.
+  std::string source(std::size_t from) const {
+    std::string t = s_.substr(from, pos_ - from);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(t.begin());
+    return "'" + t + "'";
+  }
+  /// Fails where an exact number in e has a numerator or a denominator over kMaxNumberBits: far outside
+  /// double precision, and costly to carry through the derivation.
+  void check_numbers(std::size_t at, const ex& e) const {
+    for (auto it = e.preorder_begin(); it != e.preorder_end(); ++it) {
+      if (!GiNaC::is_a<GiNaC::numeric>(*it)) continue;
+      const auto& n = GiNaC::ex_to<GiNaC::numeric>(*it);
+      for (const auto& part : {n.real(), n.imag()})
+        if (part.is_rational() && (part.numer().int_length() > kMaxNumberBits || part.denom().int_length() > kMaxNumberBits))
+          fail(at, "a number here exceeds 2^" + std::to_string(kMaxNumberBits) +
+                       " in its numerator or denominator: out of double precision range (about 10^-308 to 10^308)");
+    }
   }
   ex primary() {
     skip();

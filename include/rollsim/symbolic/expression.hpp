@@ -29,6 +29,13 @@ namespace rollsim::symbolic {
 inline constexpr const char* kStepFunctionName = "rollsim_step";
 unsigned step_function_serial();
 
+/// A number as an exponent lies in [-kMaxExponent, kMaxExponent] (exact powers are computed digit by digit,
+/// and powers of sums are expanded where expressions are simplified).
+inline constexpr int kMaxExponent = 64;
+/// An exact number's numerator and denominator have at most this many bits: a number literal reaches
+/// 10^400 (1329 bits), and 10^308, the end of double precision, has 1024.
+inline constexpr int kMaxNumberBits = 1400;
+
 /// An error inside an expression: the message and the 0-based offset of the offending character.
 class ExpressionError : public std::runtime_error {
  public:
