@@ -644,12 +644,12 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   model_key.required = true;
   model_key.description = "the model to simulate";
   schema.push_back(model_key);
-  sc.schema = schema;
+  sc.schema = Schema(std::move(schema));
 
   std::map<std::string, const KeySpec*> by_path;
   std::set<std::string> sections;  // the top-level sections
   std::set<std::string> prefixes;  // every proper dotted prefix of a key (tables the walk descends into)
-  for (const auto& k : schema) {
+  for (const auto& k : sc.schema) {
     by_path[k.path] = &k;
     const auto dot = k.path.find('.');
     if (dot != std::string::npos) sections.insert(k.path.substr(0, dot));
@@ -659,7 +659,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
 
   // Walk the parsed document; every leaf must be a schema key.
   std::vector<std::string> all_paths;
-  for (const auto& k : schema) all_paths.push_back(k.path);
+  for (const auto& k : sc.schema) all_paths.push_back(k.path);
   std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
     for (const auto& [k, node] : t) {
       const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
@@ -708,7 +708,7 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   };
   walk(root, "");
 
-  for (const auto& k : schema) {
+  for (const auto& k : sc.schema) {
     if (sc.values.count(k.path)) continue;
     if (k.required) throw InputError(Origin{path, 1, 1}, "missing required key '" + k.path + "' (" + k.description + ")");
     if (k.derive) continue;  // below, once every other key is known

@@ -3,6 +3,7 @@
 /// Every value keeps its origin (file:line:column, or the override that set it) for error messages.
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -86,6 +87,26 @@ KeyBuilder real_list_key(std::string path, std::string unit, std::string descrip
 /// A list of strings, any values, no default.
 KeyBuilder string_list_key(std::string path, std::string description);
 
+/// The keys a scenario was checked against, read-only and shared by its copies (a sweep copies its scenario for
+/// every point, and the keys, with their texts and rules, were most of a copy's cost).
+class Schema {
+ public:
+  Schema() = default;
+  explicit Schema(std::vector<KeySpec> keys) : keys_(std::make_shared<const std::vector<KeySpec>>(std::move(keys))) {}
+  std::vector<KeySpec>::const_iterator begin() const { return keys().begin(); }
+  std::vector<KeySpec>::const_iterator end() const { return keys().end(); }
+  std::size_t size() const { return keys().size(); }
+  bool empty() const { return keys().empty(); }
+  const KeySpec& operator[](std::size_t i) const { return keys()[i]; }
+
+ private:
+  const std::vector<KeySpec>& keys() const {
+    static const std::vector<KeySpec> none;
+    return keys_ ? *keys_ : none;
+  }
+  std::shared_ptr<const std::vector<KeySpec>> keys_;
+};
+
 /// A validated scenario: every schema key resolved to a value (given, or its default).
 class Scenario {
  public:
@@ -125,7 +146,7 @@ class Scenario {
     bool derived = false;  ///< defaulted by a KeySpec::derive rule
   };
   std::map<std::string, Entry> values;
-  std::vector<KeySpec> schema;
+  Schema schema;
 };
 
 /// The models a scenario may name and their keys, as the loader needs them. This layer knows no model: the
