@@ -1,5 +1,6 @@
 // The rollsim command line: a thin layer that wires the library's pieces together and maps errors to exit codes.
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 
 #include <hdf5.h>
@@ -28,6 +29,10 @@ int main(int argc, char** argv) {
   // cleanup crashes (H5SL_search from H5G close at H5_term_library). Every file is closed explicitly, by
   // its RAII handle, before main returns, so the library's own cleanup at exit is not needed.
   H5dont_atexit();
+  // The LCP solver's library brings OpenBLAS when it is first loaded (src/hybrid/lcp.cpp). Its LCPs are small,
+  // and a pool of BLAS threads would only compete with the sweep's own threads: one thread, unless the user
+  // chose otherwise. Set now, while this is the only thread and before anything loads it.
+  setenv("OPENBLAS_NUM_THREADS", "1", 0);
 
   CLI::App app{"rollsim: nonlinear time-domain simulation of rolling and sliding contact"};
   app.set_version_flag("--version", std::string("rollsim ") + kSoftwareVersion + " (" + kGitHash + ")");

@@ -1,11 +1,17 @@
 #include "rollsim/hybrid/lcp.hpp"
 
+#include "rollsim/core/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <type_traits>
+
+#include <dlfcn.h>
 
 #include <siconos/numerics/LCP_Solvers.h>
 #include <siconos/numerics/LinearComplementarityProblem.h>
@@ -16,16 +22,46 @@
 namespace rollsim {
 
 namespace {
-/// Siconos Numerics keeps no promise of thread safety; sweeps run systems on several threads.
+/// Siconos Numerics keeps no promise of thread safety; sweeps run systems on several threads. The mutex also
+/// guards the loading below.
 std::mutex lcp_mutex;
 
-/// solver_options_delete clears the options but leaves the struct itself to the caller.
-struct OptionsDeleter {
-  void operator()(SolverOptions* o) const {
-    solver_options_delete(o);
-    std::free(o);
-  }
+/// The Numerics functions used here, from the library loaded at the first LCP (CMakeLists.txt says why it
+/// is not linked). The declarations come from Numerics' own headers, so the types are checked against them.
+struct Numerics {
+  decltype(&NM_null) null_matrix = nullptr;
+  decltype(&solver_options_create) create_options = nullptr;
+  decltype(&solver_options_delete) delete_options = nullptr;
+  decltype(&lcp_lexicolemke) lemke = nullptr;
 };
+
+/// Loads the library once; throws SolverError if it or one of its functions is missing. Call under lcp_mutex.
+const Numerics& numerics() {
+  static Numerics f;
+  static bool loaded = false;
+  if (loaded) return f;
+  // RTLD_NODELETE: the library stays mapped to the end, so that nothing of it is freed under a thread.
+  void* lib = dlopen(ROLLSIM_SICONOS_NUMERICS_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!lib) {
+    const char* why = dlerror();
+    throw SolverError(std::string("the contact engine needs its LCP solver, and " ROLLSIM_SICONOS_NUMERICS_SONAME
+                                  " did not load (") + (why ? why : "no reason given") +
+                      "); install Debian's libsiconos-numerics-dev (tools/install-deps does), or set "
+                      "nonsmooth.mode_selection = \"enumerate\"");
+  }
+  auto find = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+    if (!fn)
+      throw SolverError(std::string(ROLLSIM_SICONOS_NUMERICS_SONAME " has no function ") + name +
+                        "; rollsim was built against another version of Siconos Numerics");
+  };
+  find(f.null_matrix, "NM_null");
+  find(f.create_options, "solver_options_create");
+  find(f.delete_options, "solver_options_delete");
+  find(f.lemke, "lcp_lexicolemke");
+  loaded = true;
+  return f;
+}
 }  // namespace
 
 bool solve_lcp(const Eigen::MatrixXd& A, const Eigen::VectorXd& q, Eigen::VectorXd& z, Eigen::VectorXd& w) {
@@ -36,18 +72,24 @@ bool solve_lcp(const Eigen::MatrixXd& A, const Eigen::VectorXd& q, Eigen::Vector
   // Column-major, as Numerics' dense storage is.
   Eigen::MatrixXd a = A;
   Eigen::VectorXd qq = q;
-  NumericsMatrix m;
-  NM_null(&m);
-  m.storageType = NM_DENSE;
-  m.size0 = n;
-  m.size1 = n;
-  m.matrix0 = a.data();
-  LinearComplementarityProblem problem{n, &m, qq.data()};
   int info = -1;
   {
     std::lock_guard<std::mutex> lock(lcp_mutex);
-    std::unique_ptr<SolverOptions, OptionsDeleter> options(solver_options_create(SICONOS_LCP_LEMKE));
-    lcp_lexicolemke(&problem, z.data(), w.data(), &info, options.get());
+    const Numerics& nm = numerics();
+    NumericsMatrix m;
+    nm.null_matrix(&m);
+    m.storageType = NM_DENSE;
+    m.size0 = n;
+    m.size1 = n;
+    m.matrix0 = a.data();
+    LinearComplementarityProblem problem{n, &m, qq.data()};
+    // solver_options_delete clears the options but leaves the struct itself to the caller.
+    auto drop = [&nm](SolverOptions* o) {
+      nm.delete_options(o);
+      std::free(o);
+    };
+    std::unique_ptr<SolverOptions, decltype(drop)> options(nm.create_options(SICONOS_LCP_LEMKE), drop);
+    nm.lemke(&problem, z.data(), w.data(), &info, options.get());
   }
   if (info != 0 || !z.allFinite()) return false;
   // The solver's word is checked: z >= 0, w = A z + q >= 0 and z.w = 0, each to rounding of its terms' size.

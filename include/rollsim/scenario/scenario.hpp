@@ -50,6 +50,8 @@ struct KeySpec {
 /// Throws InputError at `where` unless v is a finite number in the key's range, with the message every scenario
 /// value gets ("<path> = <text> is out of range; allowed range (0, inf) [kg]"); `text` is v as written.
 void check_key_value(const KeySpec& spec, double v, const Origin& where, const std::string& text);
+/// Whether check_key_value accepts v: a finite number in the key's range.
+bool in_key_range(const KeySpec& spec, double v);
 
 /// Builds a KeySpec: start from real_key, integer_key, string_key, real_list_key or string_list_key, chain
 /// the modifiers, and let it convert to a KeySpec, e.g.
