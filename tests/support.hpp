@@ -83,9 +83,10 @@ struct TempDir {
   }
 };
 
-/// Run the rollsim binary; returns the exit code, with stdout+stderr in `output`.
-inline int run_binary(const std::string& args, std::string& output) {
-  const std::string cmd = std::string(ROLLSIM_BINARY) + " " + args + " 2>&1";
+/// Run the rollsim binary; returns the exit code, with stdout+stderr in `output`. `env`, if given, is put
+/// before the binary on the command line ("env NAME=VALUE").
+inline int run_binary(const std::string& args, std::string& output, const std::string& env = "") {
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(ROLLSIM_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   output.clear();
   char buf[4096];

@@ -238,34 +238,18 @@ TEST_CASE("lcp: the Painleve rod without a consistent mode is refused through th
   CHECK_MESSAGE(out.find("lower_end") != std::string::npos, out);
 }
 
-}  // namespace rollsim
-
-namespace rollsim {
-
-namespace {
-/// Runs the rollsim binary with the dynamic loader's list of the files it loads (LD_DEBUG=files) in `output`.
-int run_listing_loads(const std::string& args, std::string& output) {
-  const std::string cmd = "env LD_DEBUG=files " + std::string(ROLLSIM_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  output.clear();
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) output += buf;
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-}  // namespace
-
 TEST_CASE("lcp: the LCP solver's library (and its BLAS) is loaded by the first LCP, not by every run") {
   // Siconos Numerics brings OpenBLAS, whose threads spin a second core for a while after it loads; a run that
   // solves no LCP does not load it (CMakeLists.txt).
   test::TempDir dir;
+  const std::string kListLoads = "env LD_DEBUG=files";  // the dynamic loader lists each file it loads
   const std::string ball = "run " ROLLSIM_SOURCE_DIR "/scenarios/bouncing_ball.toml --set simulation.t_end=1 -o ";
   std::string out;
-  CHECK(run_listing_loads(ball + (dir.path / "enumerated.h5").string(), out) == 0);
+  CHECK(test::run_binary(ball + (dir.path / "enumerated.h5").string(), out, kListLoads) == 0);
   CHECK_MESSAGE(out.find("file=libsiconos_numerics") == std::string::npos, out);
   CHECK_MESSAGE(out.find("file=libopenblas") == std::string::npos, out);
   // The same run choosing the impact's impulses through the LCP loads it, and the run succeeds.
-  CHECK(run_listing_loads(ball + (dir.path / "lcp.h5").string() + " --set nonsmooth.mode_selection=lcp", out) == 0);
+  CHECK(test::run_binary(ball + (dir.path / "lcp.h5").string() + " --set nonsmooth.mode_selection=lcp", out, kListLoads) == 0);
   CHECK_MESSAGE(out.find("file=libsiconos_numerics") != std::string::npos, out);
 }
 
