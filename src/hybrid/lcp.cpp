@@ -1,7 +1,5 @@
 #include "rollsim/hybrid/lcp.hpp"
 
-#include "rollsim/core/error.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +16,8 @@
 #include <siconos/numerics/NumericsMatrix.h>
 #include <siconos/numerics/SolverOptions.h>
 #include <siconos/numerics/lcp_cst.h>
+
+#include "rollsim/core/error.hpp"
 
 namespace rollsim {
 

@@ -97,9 +97,6 @@ class Schema {
   explicit Schema(std::vector<KeySpec> keys) : keys_(std::make_shared<const std::vector<KeySpec>>(std::move(keys))) {}
   std::vector<KeySpec>::const_iterator begin() const { return keys().begin(); }
   std::vector<KeySpec>::const_iterator end() const { return keys().end(); }
-  std::size_t size() const { return keys().size(); }
-  bool empty() const { return keys().empty(); }
-  const KeySpec& operator[](std::size_t i) const { return keys()[i]; }
 
  private:
   const std::vector<KeySpec>& keys() const {
