@@ -35,6 +35,28 @@ class Recorder final : public Observer {
   std::size_t nx = 0, ny = 0;
 };
 
+/// The smooth reference: the harmonic oscillator x' = v, v' = -x from (amplitude, 0), so x = amplitude cos t.
+class Oscillator final : public HybridSystem {
+ public:
+  explicit Oscillator(double amplitude = 1.0) : a_(amplitude) {}
+  std::string model_name() const override { return "oscillator"; }
+  const Signals& states() const override { return s_; }
+  const Signals& outputs() const override { return o_; }
+  void initial_state(double* x0) const override {
+    x0[0] = a_;
+    x0[1] = 0;
+  }
+  void rhs(double, const double* x, int, double* f) const override {
+    f[0] = x[1];
+    f[1] = -x[0];
+  }
+  void compute_outputs(double, const double*, int, double*) const override {}
+
+ private:
+  double a_;
+  Signals s_{{"x", "1", "position"}, {"v", "1", "velocity"}}, o_;
+};
+
 struct Run {
   RunResult result;
   Recorder rec;

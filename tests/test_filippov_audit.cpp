@@ -249,7 +249,7 @@ TEST_CASE("filippov audit: long orbits to tau = 3000 keep the exact method's sym
     const auto ref = rolling_disk::propagate_exact(c.j, c.q[0], c.q[1], c.q[2], 3000);
     CHECK(ex.symbols() == ref.symbols);
     std::vector<std::string> methods{"adams"};
-    if (c.all_methods) methods.insert(methods.end(), {"bdf", "erk", "dopri5"});
+    if (c.all_methods) methods.insert(methods.end(), {"bdf", "erk", "dopri5", "dop853"});
     for (const auto& m : methods) {
       CAPTURE(m);
       const Recorder rec = disk_run(c.j, c.q, 3000, m, 1.0);

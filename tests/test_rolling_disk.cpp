@@ -14,6 +14,7 @@
 #include "rollsim/models/rolling_disk.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/simulate.hpp"
+#include "support.hpp"
 
 using namespace rollsim;
 using disk_test::Recorder;
@@ -205,40 +206,12 @@ TEST_CASE("rolling_disk: long type B run, tau = 2000") {
                        << wall << " s");
 }
 
-namespace {
-/// The smooth reference: a pure harmonic oscillator x' = y, y' = -x.
-class Oscillator final : public HybridSystem {
- public:
-  std::string model_name() const override { return "oscillator"; }
-  const Signals& states() const override { return s_; }
-  const Signals& outputs() const override { return o_; }
-  void initial_state(double* x0) const override {
-    x0[0] = 0.5;
-    x0[1] = 0;
-  }
-  void rhs(double, const double* x, int, double* f) const override {
-    f[0] = x[1];
-    f[1] = -x[0];
-  }
-  void compute_outputs(double, const double*, int, double*) const override {}
-  std::unique_ptr<Summarizer> make_summarizer() const override {
-    struct None final : Summarizer {
-      void on_point(double, const double*, const double*, int) override {}
-      std::vector<SummaryItem> items() const override { return {}; }
-    };
-    return std::make_unique<None>();
-  }
-
- private:
-  Signals s_{{"x", "1", ""}, {"y", "1", ""}}, o_;
-};
-}  // namespace
 
 TEST_CASE("rolling_disk: no chattering while rolling") {
   // Rolling on a circle of radius 0.5 (|x| < 1 throughout) costs the steps of a smooth oscillator.
   const Recorder roll = run_disk(0.5, 0.5, 0, 0, 200);
   REQUIRE(roll.events.empty());
-  Oscillator osc;
+  test::Oscillator osc(0.5);
   SimulationOptions opt;
   opt.t_end = 200;
   opt.output_dt = 0.01;

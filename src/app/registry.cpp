@@ -144,9 +144,9 @@ std::vector<KeySpec> common_keys() {
       real_key("solver.max_step", "s", "largest internal step (in the system's time unit); 0: no limit")
           .with_default(0.0)
           .non_negative(),
-      string_key("solver.method", "adams", {"adams", "bdf", "erk", "dopri5"},
-                 "CVODE Adams or BDF, ARKODE explicit Runge-Kutta of order 8 (erk), or Odeint's Dormand-Prince 5(4) "
-                 "(dopri5)"),
+      string_key("solver.method", "adams", {"adams", "bdf", "erk", "dopri5", "dop853"},
+                 "CVODE Adams or BDF, ARKODE explicit Runge-Kutta of order 8 (erk), Odeint's Dormand-Prince 5(4) "
+                 "(dopri5), or Dormand-Prince 8(5,3) with dense output of order 7 (dop853)"),
       integer_key("solver.max_steps", 1000000, "internal steps allowed for the whole run").range(1, 1e12),
       string_key("output.file", "", {},
                  "HDF5 result file; default: the scenario's name with .h5, in the working directory"),

@@ -359,8 +359,8 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   for (auto& k : initial_values().keys()) v.push_back(std::move(k));
   v.push_back(string_key("units", "physical", {"physical", "dimensionless"},
                          "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t"));
-  v.push_back(string_key("solver.method", "adams", {"adams", "bdf", "erk", "dopri5", "exact"},
-                         "CVODE Adams or BDF, ARKODE erk, Odeint dopri5; exact: closed-form propagation between events"));
+  v.push_back(string_key("solver.method", "adams", {"adams", "bdf", "erk", "dopri5", "dop853", "exact"},
+                         "CVODE Adams or BDF, ARKODE erk, Odeint dopri5, dop853; exact: closed-form propagation between events"));
   v.push_back(real_key("simulation.t_end", "s or 1", "end time (s; tau when units = \"dimensionless\")")
                   .with_default(50.0)
                   .positive());

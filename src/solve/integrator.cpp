@@ -8,6 +8,7 @@ std::unique_ptr<Integrator> make_cvode_integrator(const HybridSystem& system, co
 std::unique_ptr<Integrator> make_ida_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_erk_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_dopri5_integrator(const HybridSystem& system, const SolverOptions& options);
+std::unique_ptr<Integrator> make_dop853_integrator(const HybridSystem& system, const SolverOptions& options);
 
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
   if (options.method == "exact") {
@@ -20,6 +21,8 @@ std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const So
   if (system.formulation() == Formulation::Ode && options.method == "erk") return make_erk_integrator(system, options);
   if (system.formulation() == Formulation::Ode && options.method == "dopri5")
     return make_dopri5_integrator(system, options);
+  if (system.formulation() == Formulation::Ode && options.method == "dop853")
+    return make_dop853_integrator(system, options);
   if (system.formulation() == Formulation::Dae && options.method == "bdf") return make_ida_integrator(system, options);
   throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
 }

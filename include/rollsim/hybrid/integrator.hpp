@@ -12,7 +12,7 @@ namespace rollsim {
 class HybridSystem;
 
 struct SolverOptions {
-  std::string method = "adams";  ///< adams | bdf (CVODE; bdf is IDA for a DAE) | erk (ARKODE) | dopri5 (Odeint) | exact (by model)
+  std::string method = "adams";  ///< adams | bdf (CVODE; bdf is IDA for a DAE) | erk (ARKODE) | dopri5 (Odeint) | dop853 | exact (by model)
   double rtol = 1e-10;
   double atol = 1e-12;        ///< for every state not named in atol_by_state
   /// Absolute tolerances of named states (solver.atol = { name = value }); the names are states of the system.

@@ -1,7 +1,14 @@
-/// Boost.Odeint's Dormand-Prince 5(4) stepper behind the Integrator interface: solver.method = "dopri5", an
-/// explicit Runge-Kutta method with its own dense output (order 4), for small smooth nonstiff models where the
-/// cost of a step matters more than the number of steps. Odeint's controlled stepper takes the steps; the
-/// error test is CVODE's: the weighted RMS norm of the error estimate with weights 1 / (rtol |x_i| + atol_i) at
+/// Explicit Runge-Kutta integrators for small smooth nonstiff models, where the cost of a step matters more than
+/// the number of steps, behind the Integrator interface:
+///  - solver.method = "dopri5": Boost.Odeint's Dormand-Prince 5(4) stepper, with its dense output of order 4;
+///  - solver.method = "dop853": Dormand and Prince's DOP853 (Hairer, Norsett and Wanner, Solving ODE I, II.10):
+///    order 8, the step's error estimated by the fifth-order estimate damped by the third-order one, and a
+///    dense output of order 7 whose three extra stages are computed only when the step's interior is asked for
+///    (an event to locate, a sample to write). No Debian library has this method (Odeint's Fehlberg 7(8) has
+///    no dense output; ARKODE's order-8 table is "erk"), so the stepper is written here from the published
+///    coefficients (solve/dop853_tableau.hpp) and its step-size control (no PI term, safety 0.9, factors
+///    1/6 to 3).
+/// Both take the error test's norm from CVODE: the weighted RMS norm with weights 1 / (rtol |x_i| + atol_i) at
 /// the step's start (error_scale). The witnesses are watched at the step ends and a sign change is located
 /// on the dense output by the root location the simulate loop's step search uses (core/crossing.hpp). All
 /// storage is sized at construction: a step allocates nothing, and rebind() keeps it for the next run of a
@@ -10,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <typeinfo>
 #include <vector>
@@ -19,6 +27,7 @@
 
 #include "rollsim/core/crossing.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/solve/dop853_tableau.hpp"
 #include "rollsim/solve/integrator.hpp"
 
 namespace rollsim {
@@ -42,7 +51,7 @@ State make_state(std::size_t n) {
 /// The error test's weights, shared by the integrator and its error checker.
 struct Weights {
   double rtol = 0;
-  std::vector<double> atol;  ///< per state: (the state's own atol, else solver.atol) x the model's scale
+  std::vector<double> atol;         ///< per state: (the state's own atol, else solver.atol) x the model's scale
   mutable bool not_finite = false;  ///< the last error estimate was not a number: the model failed along the step
 };
 
@@ -68,14 +77,158 @@ class WeightedRms {
   const Weights* w_;
 };
 
+/// Odeint's Dormand-Prince 5(4), controlled by its own step-size rule with the weighted RMS norm.
 template <class State>
-class Dopri5Integrator final : public Integrator {
+class Dopri5Method {
   using Stepper = odeint::runge_kutta_dopri5<State>;
   using Controlled = odeint::controlled_runge_kutta<Stepper, WeightedRms>;
 
  public:
-  Dopri5Integrator(const HybridSystem& sys, const SolverOptions& opt)
-      : sys_(&sys), system_type_(&typeid(sys)), opt_(opt), n_(sys.size()), controlled_(WeightedRms(&weights_)) {
+  static constexpr int kOrder = 5;
+  static constexpr const char* kMethod = "dopri5";
+  static constexpr const char* kStatsName = "odeint-dopri5";
+
+  Dopri5Method(std::size_t, const Weights* w) : controlled_(WeightedRms(w)) {}
+  void reset() { controlled_.reset(); }
+
+  /// One attempt from (t, x) with step dt: true with (t + dt, x_new, dxdt_new) and the next step's proposal in
+  /// dt, or false with a smaller dt to try.
+  template <class F>
+  bool try_step(F& f, const State& x, const State& dxdt, double& t, State& x_new, State& dxdt_new, double& dt) {
+    return controlled_.try_step(f, x, dxdt, t, x_new, dxdt_new, dt) == odeint::success;
+  }
+
+  /// The dense output within the last accepted step.
+  template <class F>
+  void calc_state(F&, double t, State& out, const State& x_old, const State& dxdt_old, double t_old, const State& x_new,
+                  const State& dxdt_new, double t_new) {
+    controlled_.stepper().calc_state(t, out, x_old, dxdt_old, t_old, x_new, dxdt_new, t_new);
+  }
+
+ private:
+  Controlled controlled_;
+};
+
+/// DOP853 (Hairer, Norsett and Wanner, Solving ODE I, II.10, and the authors' code DOP853): the stages, the
+/// error estimate, the step-size rule and the dense output.
+template <class State>
+class Dop853Method {
+  using T = dop853::Tableau;
+
+ public:
+  static constexpr int kOrder = 8;
+  static constexpr const char* kMethod = "dop853";
+  static constexpr const char* kStatsName = "dop853";
+
+  Dop853Method(std::size_t n, const Weights* w) : w_(w) {
+    for (auto& k : k_) k = make_state<State>(n);
+    for (auto& r : r_) r = make_state<State>(n);
+    y_ = make_state<State>(n);
+  }
+  void reset() {
+    rejected_ = false;
+    dense_ready_ = false;
+  }
+
+  template <class F>
+  bool try_step(F& f, const State& x, const State& dxdt, double& t, State& x_new, State& dxdt_new, double& dt) {
+    const std::size_t n = x.size();
+    const double h = dt;
+    dense_ready_ = false;
+    k_[0] = dxdt;
+    for (int s = 1; s < 12; ++s) stage(f, s, x, t, h);
+    double e5 = 0, e3 = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double b = 0, s5 = 0, s3 = 0;
+      for (int j = 0; j < 12; ++j) {
+        b += T::a[12][j] * k_[j][i];
+        s5 += T::e5[j] * k_[j][i];
+        s3 += T::e3[j] * k_[j][i];
+      }
+      x_new[i] = x[i] + h * b;
+      const double sk = w_->rtol * std::abs(x[i]) + w_->atol[i];
+      e5 += (s5 / sk) * (s5 / sk);
+      e3 += (s3 / sk) * (s3 / sk);
+    }
+    double deno = e5 + 0.01 * e3;
+    if (!(deno > 0)) deno = 1;
+    double err = std::abs(h) * e5 * std::sqrt(1.0 / (static_cast<double>(std::max<std::size_t>(n, 1)) * deno));
+    w_->not_finite = !std::isfinite(err);
+    if (w_->not_finite) err = std::numeric_limits<double>::max();
+    // Step-size rule of DOP853 without its PI term: h_new = h / fac, fac = err^(1/8) / 0.9 within [1/6, 3].
+    constexpr double kSafe = 0.9, kShrinkMax = 1 / 0.333, kGrowMax = 6.0;
+    const double fac11 = std::pow(err, 1.0 / 8.0);
+    if (err <= 1) {
+      f(x_new, dxdt_new, t + h);
+      double h_new = h / std::max(1 / kGrowMax, std::min(kShrinkMax, fac11 / kSafe));
+      if (rejected_) h_new = std::min(h_new, h);  // no growth right after a rejection
+      rejected_ = false;
+      t += h;
+      dt = h_new;
+      return true;
+    }
+    rejected_ = true;
+    dt = h / std::min(kShrinkMax, fac11 / kSafe);
+    return false;
+  }
+
+  /// The dense output of order 7: y(t_old + s h) = x_old + s (r0 + (1-s) (r1 + s (r2 + (1-s) (r3 + s (r4 +
+  /// (1-s) (r5 + s r6)))))), its coefficients computed at the first call within a step (three more stages).
+  template <class F>
+  void calc_state(F& f, double t, State& out, const State& x_old, const State& dxdt_old, double t_old,
+                  const State& x_new, const State& dxdt_new, double t_new) {
+    const std::size_t n = x_old.size();
+    const double h = t_new - t_old;
+    if (!dense_ready_) {
+      k_[12] = dxdt_new;
+      for (int s = 13; s < 16; ++s) stage(f, s, x_old, t_old, h);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double dy = x_new[i] - x_old[i], bspl = h * dxdt_old[i] - dy;
+        r_[0][i] = dy;
+        r_[1][i] = bspl;
+        r_[2][i] = dy - h * dxdt_new[i] - bspl;
+        for (int r = 0; r < 4; ++r) {
+          double acc = 0;
+          for (int j = 0; j < 16; ++j) acc += T::d[r][j] * k_[j][i];
+          r_[3 + r][i] = h * acc;
+        }
+      }
+      dense_ready_ = true;
+    }
+    const double s = (t - t_old) / h, s1 = 1 - s;
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] =
+          x_old[i] +
+          s * (r_[0][i] +
+               s1 * (r_[1][i] + s * (r_[2][i] + s1 * (r_[3][i] + s * (r_[4][i] + s1 * (r_[5][i] + s * r_[6][i]))))));
+  }
+
+ private:
+  /// Stage s from the stages before it: k_s = f(t + c_s h, x + h sum_j a_sj k_j).
+  template <class F>
+  void stage(F& f, int s, const State& x, double t, double h) {
+    const std::size_t n = x.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int j = 0; j < s; ++j) acc += T::a[s][j] * k_[j][i];
+      y_[i] = x[i] + h * acc;
+    }
+    f(y_, k_[s], t + T::c[s] * h);
+  }
+
+  const Weights* w_;
+  std::array<State, 16> k_;  ///< the stages of the last attempt (k_[12]: x' at its end, for the dense output)
+  std::array<State, 7> r_;   ///< the dense output's coefficients of the last accepted step
+  State y_;
+  bool rejected_ = false, dense_ready_ = false;
+};
+
+/// The step loop, the witnesses and the root location, shared by the methods above.
+template <class State, class Method>
+class ExplicitRkIntegrator final : public Integrator {
+ public:
+  ExplicitRkIntegrator(const HybridSystem& sys, const SolverOptions& opt)
+      : sys_(&sys), system_type_(&typeid(sys)), opt_(opt), n_(sys.size()), method_(n_, &weights_) {
     for (State* v : {&x_, &x_old_, &dxdt_old_, &x_new_, &dxdt_new_, &scratch_, &scratch2_}) *v = make_state<State>(n_);
     set_weights();
   }
@@ -98,7 +251,7 @@ class Dopri5Integrator final : public Integrator {
     for (auto* g : {&g_old_, &g_new_, &g_root_, &g_scratch_}) g->resize(nw_);
     if (nw_) witnesses(t, x_new_.data(), g_old_);
     pending_ = false;
-    controlled_.reset();
+    method_.reset();
     h_ = initial_step();
   }
 
@@ -131,8 +284,7 @@ class Dopri5Integrator final : public Integrator {
       const bool to_stop = t_old_ + 1.01 * dt >= t_stop;
       if (to_stop) dt = remaining;
       double t = t_old_;
-      const auto result = controlled_.try_step(rhs_, x_old_, dxdt_old_, t, x_new_, dxdt_new_, dt);
-      if (result == odeint::success) {
+      if (method_.try_step(rhs_, x_old_, dxdt_old_, t, x_new_, dxdt_new_, dt)) {
         // dt is now the proposal for the next step; a step cut short for the stop time keeps the larger one.
         h_ = to_stop ? std::max(h_, dt) : dt;
         t_new_ = to_stop ? t_stop : t;
@@ -143,13 +295,13 @@ class Dopri5Integrator final : public Integrator {
       h_ = dt;
       const double t_scale = std::max(std::abs(t_old_), std::abs(t_stop));
       if (!(dt > 16 * std::numeric_limits<double>::epsilon() * t_scale) || !std::isfinite(dt))
-        throw SolverError("dopri5 step", -1, "TOO_SMALL_STEP", t_old_, dt, sys_->mode_name(mode_),
-                          weights_.not_finite
-                              ? "the right-hand side was not finite along the step: the model could not be "
-                                "evaluated here"
-                              : "the error test failed down to a step of round-off size; the problem may be stiff "
-                                "or not smooth here: try solver.method = \"bdf\", or loosen solver.rtol or "
-                                "solver.atol");
+        throw SolverError(
+            std::string(Method::kMethod) + " step", -1, "TOO_SMALL_STEP", t_old_, dt, sys_->mode_name(mode_),
+            weights_.not_finite ? "the right-hand side was not finite along the step: the model could not be "
+                                  "evaluated here"
+                                : "the error test failed down to a step of round-off size; the problem may be stiff "
+                                  "or not smooth here: try solver.method = \"bdf\", or loosen solver.rtol or "
+                                  "solver.atol");
     }
     const bool reached_stop = t_new_ >= t_stop;
     pending_status_ = reached_stop ? Status::StopTime : Status::Step;
@@ -170,7 +322,7 @@ class Dopri5Integrator final : public Integrator {
     } else if (t == t_old_) {
       std::copy(x_old_.begin(), x_old_.end(), x);
     } else {
-      controlled_.stepper().calc_state(t, scratch_, x_old_, dxdt_old_, t_old_, x_new_, dxdt_new_, t_new_);
+      method_.calc_state(rhs_, t, scratch_, x_old_, dxdt_old_, t_old_, x_new_, dxdt_new_, t_new_);
       std::copy(scratch_.begin(), scratch_.end(), x);
     }
   }
@@ -193,11 +345,15 @@ class Dopri5Integrator final : public Integrator {
 
   SolverStats stats() const override {
     SolverStats s;
-    s.method = "odeint-dopri5";
+    s.method = Method::kStatsName;
     s.rtol = opt_.rtol;
     s.atol = opt_.atol;
-    s.counts = {{"n_steps", n_steps_},          {"n_rhs_evals", n_rhs_},  {"n_jac_evals", 0},
-                {"n_root_evals", n_root_evals_}, {"n_err_test_fails", n_err_fails_}, {"n_restarts", restarts_}};
+    s.counts = {{"n_steps", n_steps_},
+                {"n_rhs_evals", n_rhs_},
+                {"n_jac_evals", 0},
+                {"n_root_evals", n_root_evals_},
+                {"n_err_test_fails", n_err_fails_},
+                {"n_restarts", restarts_}};
     return s;
   }
 
@@ -220,7 +376,7 @@ class Dopri5Integrator final : public Integrator {
  private:
   /// Odeint's System concept: x' = f(t, x) in the current mode.
   struct Rhs {
-    Dopri5Integrator* self;
+    ExplicitRkIntegrator* self;
     void operator()(const State& x, State& dxdt, double t) const {
       self->sys_->rhs(t, x.data(), self->mode_, dxdt.data());
       ++self->n_rhs_;
@@ -263,7 +419,7 @@ class Dopri5Integrator final : public Integrator {
     for (std::size_t i = 0; i < n_; ++i) scratch2_[i] -= dxdt_new_[i];
     const double d2 = norm_of(scratch2_) / h0;
     const double dmax = std::max(d1, d2);
-    const double h1 = dmax <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / dmax, 1.0 / 5.0);
+    const double h1 = dmax <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / dmax, 1.0 / Method::kOrder);
     double h = std::min(100 * h0, h1);
     if (!std::isfinite(h) || !(h > 0)) h = 1e-6;
     if (opt_.max_step_size > 0) h = std::min(h, opt_.max_step_size);
@@ -323,7 +479,7 @@ class Dopri5Integrator final : public Integrator {
   SolverOptions opt_;
   std::size_t n_;
   Weights weights_;
-  Controlled controlled_;
+  mutable Method method_;  ///< mutable: a method may complete its dense output at the first call within a step
   Rhs rhs_{this};
   int mode_ = 0;
   // The last accepted step [t_old_, t_new_], its ends' states and derivatives (the dense output's data), and
@@ -344,9 +500,24 @@ class Dopri5Integrator final : public Integrator {
 
 }  // namespace
 
+namespace {
+
+template <template <class> class Method>
+std::unique_ptr<Integrator> make_explicit_rk(const HybridSystem& system, const SolverOptions& options) {
+  using Small = std::array<double, 4>;
+  if (system.size() == 4) return std::make_unique<ExplicitRkIntegrator<Small, Method<Small>>>(system, options);
+  using Any = std::vector<double>;
+  return std::make_unique<ExplicitRkIntegrator<Any, Method<Any>>>(system, options);
+}
+
+}  // namespace
+
 std::unique_ptr<Integrator> make_dopri5_integrator(const HybridSystem& system, const SolverOptions& options) {
-  if (system.size() == 4) return std::make_unique<Dopri5Integrator<std::array<double, 4>>>(system, options);
-  return std::make_unique<Dopri5Integrator<std::vector<double>>>(system, options);
+  return make_explicit_rk<Dopri5Method>(system, options);
+}
+
+std::unique_ptr<Integrator> make_dop853_integrator(const HybridSystem& system, const SolverOptions& options) {
+  return make_explicit_rk<Dop853Method>(system, options);
 }
 
 }  // namespace rollsim
