@@ -6,7 +6,9 @@
 /// State x, dim 4: [theta1 rad, theta2 rad, omega1 rad/s, omega2 rad/s].
 /// theta1: table angle from level; theta2: absolute wheel rotation. Both zero with the table level
 /// and the wheel at the table centre. Contact position along the table s = r (theta1 - theta2).
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 
 namespace rollsim::tipping_table {
@@ -38,6 +40,31 @@ S contact_position(const Params& p, const S* x) {
   return p.wheel_radius * (x[0] - x[1]);
 }
 
+/// cos and sin of an angle.
+template <class S>
+void cos_sin(const S& a, S& c, S& s) {
+  using std::cos;
+  using std::sin;
+  c = cos(a);
+  s = sin(a);
+}
+
+/// The same for a double, with the last angle's pair kept per thread: within a step the witnesses, the outputs
+/// and the summaries all evaluate the state at the step's end, which the right-hand side has just evaluated.
+/// The values are those of std::cos and std::sin (the angle is compared bit for bit, so -0 is not 0).
+inline void cos_sin(double a, double& c, double& s) {
+  thread_local std::uint64_t last_bits = ~std::uint64_t{0};  // a NaN's bits: no angle computed yet
+  thread_local double last_c = 0, last_s = 0;
+  const auto bits = std::bit_cast<std::uint64_t>(a);
+  if (bits != last_bits) {
+    last_c = std::cos(a);
+    last_s = std::sin(a);
+    last_bits = bits;
+  }
+  c = last_c;
+  s = last_s;
+}
+
 /// Kinetic energy T [J].
 template <class S>
 S kinetic_energy(const Params& p, const S* x) {
@@ -50,10 +77,10 @@ S kinetic_energy(const Params& p, const S* x) {
 /// Potential energy V [J], zero with the wheel centre at the pivot's height.
 template <class S>
 S potential_energy(const Params& p, const S* x) {
-  using std::cos;
-  using std::sin;
+  S c, sn;
+  cos_sin(x[0], c, sn);
   const S s = contact_position(p, x);
-  return p.wheel_mass * p.gravity * (s * sin(x[0]) + p.wheel_radius * cos(x[0]));
+  return p.wheel_mass * p.gravity * (s * sn + p.wheel_radius * c);
 }
 
 /// Accelerations from Lagrange's equations of T and V with generalized force (table_torque, 0):
@@ -74,9 +101,9 @@ void accelerations(const Params& p, const S* x, S tau, const S& cos1, const S& s
 
 template <class S>
 void accelerations(const Params& p, const S* x, S tau, S* acc) {
-  using std::cos;
-  using std::sin;
-  accelerations(p, x, tau, S(cos(x[0])), S(sin(x[0])), acc);
+  S c, s;
+  cos_sin(x[0], c, s);
+  accelerations(p, x, tau, c, s, acc);
 }
 
 /// Right-hand side x' = f(x, tau). \param tau table torque [N m] (the model input).
@@ -94,9 +121,8 @@ void rhs(const Params& p, const S* x, S tau, S* xdot) {
 /// (along e1, towards increasing s), both [N], from m_w p'' = F - m_w g y.
 template <class S>
 void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential) {
-  using std::cos;
-  using std::sin;
-  const S cos1 = cos(x[0]), sin1 = sin(x[0]);
+  S cos1, sin1;
+  cos_sin(x[0], cos1, sin1);
   S acc[2];
   accelerations(p, x, tau, cos1, sin1, acc);
   const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
@@ -111,12 +137,12 @@ void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential
 /// Position of the wheel centre in the fixed frame (x right, y up) [m], origin at the pivot.
 template <class S>
 void wheel_centre(const Params& p, const S* x, S& px, S& py) {
-  using std::cos;
-  using std::sin;
+  S c, sn;
+  cos_sin(x[0], c, sn);
   const S s = contact_position(p, x);
   const double r = p.wheel_radius;
-  px = s * cos(x[0]) - r * sin(x[0]);
-  py = s * sin(x[0]) + r * cos(x[0]);
+  px = s * c - r * sn;
+  py = s * sn + r * c;
 }
 
 }  // namespace rollsim::tipping_table
