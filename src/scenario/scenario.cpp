@@ -749,7 +749,7 @@ std::string shown_key(const std::string& key) { return shown(key); }
 void derive_defaults(Scenario& sc) {
   // Computed from the resolved values, so that resolved_text holds every value used.
   for (const auto& k : sc.schema) {
-    if (sc.values.count(k.path) || !k.derive) continue;
+    if (!k.derive || sc.values.count(k.path)) continue;
     Scenario::Entry e;
     e.value = k.derive(sc);
     e.origin = Origin{sc.path, 0, 0};

@@ -1,5 +1,6 @@
 #include "rollsim/scenario/scenario_set.hpp"
 
+#include <iterator>
 #include <stdexcept>
 
 #include "convert.hpp"
@@ -53,10 +54,7 @@ void set_value(Scenario& sc, const std::string& key, const Value& value) {
   Scenario& out = sc;
   out.values[key] = std::move(e);
   out.overrides.push_back(item);
-  for (const auto& k : out.schema) {
-    auto it = out.values.find(k.path);
-    if (it != out.values.end() && it->second.derived) out.values.erase(it);
-  }
+  for (auto it = out.values.begin(); it != out.values.end();) it = it->second.derived ? out.values.erase(it) : std::next(it);
   scenario_detail::derive_defaults(out);
 }
 
