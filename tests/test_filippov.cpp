@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,9 +64,12 @@ TEST_CASE("filippov: classification at the switching surface") {
     CHECK(o.new_mode == 0);
     CHECK(o.state_changed);
     CHECK(x[1] == 0.0);
-    CHECK(o.extra.at("sigma_plus") == -1);
-    CHECK(o.extra.at("sigma_minus") == 2);
-    CHECK(o.extra.at("residual") == 0.0);
+    // The record's values, at the state after the handler (computed only when an observer records the event).
+    std::map<std::string, double> extra;
+    toy.event_details(0, x, +1, "switching_surface", extra);
+    CHECK(extra.at("sigma_plus") == -1);
+    CHECK(extra.at("sigma_minus") == 2);
+    CHECK(extra.at("residual") == 0.0);
     // F0 = (σ- F+ - σ+ F-)/(σ- - σ+) = (2 (1, -1) + (1, 2)) / 3 = (1, 0)
     double f[2];
     toy.sliding_field(0, x, f);

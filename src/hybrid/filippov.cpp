@@ -225,8 +225,8 @@ void FilippovSystem::witness_values(double t, const double* x, int mode, double*
 EventOutcome FilippovSystem::on_event(double t, double* x, int mode, const std::string& witness, int) const {
   EventOutcome out;
   out.new_mode = mode;
-  double sp, sm;
   if (mode == kPlus || mode == kMinus) {
+    double sp, sm;
     sigmas(t, x, sp, sm);
     // m s_arr <= 0: the arriving side's field points at Σ; m s_opp > 0: so does the other side's (attracting).
     const double m = mode;
@@ -258,13 +258,17 @@ EventOutcome FilippovSystem::on_event(double t, double* x, int mode, const std::
     if (witness != kSigmaPlusWitness && witness != kSigmaMinusWitness)
       throw std::logic_error("Filippov engine: no witness " + witness + " in the sliding mode");
     out.new_mode = witness == kSigmaPlusWitness ? kPlus : kMinus;
-    sigmas(t, x, sp, sm);
   }
-  if (out.state_changed) sigmas(t, x, sp, sm);
-  out.extra["sigma_plus"] = sp;
-  out.extra["sigma_minus"] = sm;
-  out.extra["residual"] = std::abs(switching(t, x));
   return out;
+}
+
+void FilippovSystem::event_details(double t, const double* x, int, const std::string&,
+                                   std::map<std::string, double>& extra) const {
+  double sp, sm;
+  sigmas(t, x, sp, sm);
+  extra["sigma_plus"] = sp;
+  extra["sigma_minus"] = sm;
+  extra["residual"] = std::abs(switching(t, x));
 }
 
 namespace {

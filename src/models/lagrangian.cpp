@@ -355,6 +355,12 @@ class ContactSystem final : public FilippovSystem, public UserModel {
       if (e.name == witness) return HybridSystem::on_event(t, x, mode, witness, dir);
     return FilippovSystem::on_event(t, x, mode, witness, dir);
   }
+  void event_details(double t, const double* x, int mode, const std::string& witness,
+                     std::map<std::string, double>& extra) const override {
+    for (const auto& e : c_->events)
+      if (e.name == witness) return;  // a user's event: the engine's values are not its own
+    FilippovSystem::event_details(t, x, mode, witness, extra);
+  }
   bool energy_ledger(double t, const double* x, int mode, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
     compute_outputs(t, x, mode, y);

@@ -387,6 +387,7 @@ class Loop {
         ev.terminal = out.terminal;
         ev.x = x_;
         ev.extra = std::move(out.extra);
+        sys_.event_details(t_, x_.data(), step_mode, witnesses[i].name, ev.extra);
         for (auto* o : obs_) o->on_event(ev);
       }
       if (mode_ != before || out.state_changed) restart = true;

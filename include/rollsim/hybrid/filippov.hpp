@@ -114,6 +114,9 @@ class FilippovSystem : public HybridSystem {
   /// n_repelling, then the model's items (make_physics_summarizer()).
   std::unique_ptr<Summarizer> make_summarizer() const override;
   std::vector<std::string> event_extras() const override { return {"sigma_plus", "sigma_minus", "residual"}; }
+  /// sigma_plus, sigma_minus and the residual |H| at the state after the event.
+  void event_details(double t, const double* x, int mode, const std::string& witness,
+                     std::map<std::string, double>& extra) const override;
 };
 
 /// '+', '-' or '0' for a Filippov mode.

@@ -152,8 +152,15 @@ class HybridSystem {
   /// A model-specific integrator (closed-form propagation between events) for solver.method = "exact";
   /// nullptr when the model has none.
   virtual std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const;
-  /// Names of the extra values the event handler logs (EventOutcome::extra), as /events columns.
+  /// Names of the extra values the event handler logs (EventOutcome::extra, and event_details), as /events
+  /// columns.
   virtual std::vector<std::string> event_extras() const { return {}; }
+  /// Extra values of an event that only its record needs: called after on_event, with the state after the
+  /// handler, only when an observer records the event (a sweep that keeps no trajectory never does), so that a
+  /// run nobody reads the events of does not compute them. \param mode the mode the event was found in (as
+  /// passed to on_event). Default: none (on_event's EventOutcome::extra is kept either way).
+  virtual void event_details(double /*t*/, const double* /*x*/, int /*mode*/, const std::string& /*witness*/,
+                             std::map<std::string, double>& /*extra*/) const {}
   /// The independent variable: its unit and meaning ("s" unless the system runs in scaled time).
   virtual Signal time_signal() const { return {"time", "s", "time"}; }
   /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
