@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -225,6 +227,33 @@ TEST_CASE("toml text: one writer escapes every control character, DEL included, 
   // The scenario's resolved text uses it: a title with DEL reads back.
   const Scenario sc = load_scenario_text(std::string(kTable) + "", "s.toml", {"title=\"x\\u007Fy\""});
   CHECK(sc.resolved_text().find("title = \"x\\u007Fy\"") != std::string::npos);
+}
+
+TEST_CASE("toml text: a number is printf's shortest of %.15g, %.16g and %.17g that reads back, and reads back") {
+  // The reference is written here with snprintf and strtod; the writer uses to_chars and from_chars.
+  auto reference = [](double v) {
+    char buf[40];
+    for (int prec = 15; prec <= 17; ++prec) {
+      std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
+    return std::string(buf);
+  };
+  std::vector<double> values{0.0, -0.0, 1.0, 0.1, 1e15, 1e16, 123456789012345678.0, 5e-324, 2.2250738585072014e-308,
+                             1.7976931348623157e308, 3.0000000150753769, 1e-7, 1e21, -2.5e-300};
+  std::uint64_t bits = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 20000; ++i) {  // doubles of every exponent, from their bits
+    bits = bits * 6364136223846793005ULL + 1442695040888963407ULL;
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  for (double v : values) {
+    CAPTURE(v);
+    const std::string t = toml_text::number(v);
+    CHECK(t == reference(v));
+    CHECK(std::strtod(t.c_str(), nullptr) == v);
+  }
 }
 
 TEST_CASE("sweep: a point's input error quotes the point's values, not the override that carried them") {

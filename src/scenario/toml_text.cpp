@@ -1,5 +1,6 @@
 #include "rollsim/scenario/toml_text.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,12 +10,18 @@ namespace rollsim::toml_text {
 std::string number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  // The shortest of %.15g, %.16g and %.17g that reads back as v (%.15g keeps integers up to 1e15 in full,
+  // "1000000000000"). std::to_chars with a precision writes what printf's %.*g writes, and from_chars reads
+  // as strtod does, both without the locale and the stream machinery (a sweep formats a value per point).
   char buf[40];
-  for (int prec = 15; prec <= 17; ++prec) {  // %.15g keeps integers up to 1e15 in full ("1000000000000")
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
+  std::to_chars_result r{};
+  for (int prec = 15; prec <= 17; ++prec) {
+    r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, prec);
+    double back = 0;
+    std::from_chars(buf, r.ptr, back);
+    if (back == v) break;
   }
-  return buf;
+  return std::string(buf, r.ptr);
 }
 
 std::string float_text(double v) {
