@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -158,7 +159,7 @@ class Loop {
         t_ = missed.t;
         x_ = missed.x;
         record_point();
-        std::vector<int> roots(sys_.witnesses(mode_).size(), 0);
+        std::vector<int> roots(witnesses_of(mode_).size(), 0);
         roots[static_cast<size_t>(missed.index)] = missed.direction;
         ++n_located_;
         cache_valid_ = false;
@@ -348,8 +349,16 @@ class Loop {
     return best;
   }
 
-  /// The witnesses of a mode, asked of the model once per mode change.
+  /// The witnesses of a mode, asked of the model once per mode for the first kCachedModes modes of the run (a
+  /// Filippov model alternates between three), then once per mode change. The references stay valid while the
+  /// cache grows (a deque).
   const std::vector<Witness>& witnesses_of(int mode) {
+    for (const auto& [m, ws] : ws_cache_)
+      if (m == mode) return ws;
+    if (ws_cache_.size() < kCachedModes) {
+      ws_cache_.emplace_back(mode, sys_.witnesses(mode));
+      return ws_cache_.back().second;
+    }
     if (!ws_known_ || ws_mode_ != mode) {
       ws_ = sys_.witnesses(mode);
       ws_mode_ = mode;
@@ -508,6 +517,8 @@ class Loop {
   // The search's points: the step's start, middle and end; the end becomes the next start (cache_valid_).
   Point pa_, pm_, pb_;
   bool cache_valid_ = false, searched_ = false;
+  static constexpr std::size_t kCachedModes = 16;
+  std::deque<std::pair<int, std::vector<Witness>>> ws_cache_;
   std::vector<Witness> ws_;
   int ws_mode_ = 0;
   bool ws_known_ = false;
