@@ -187,13 +187,9 @@ class DiskSummarizer final : public Summarizer {
 
 class DiskSystem final : public FilippovSystem {
  public:
-  DiskSystem(const Params& p, const double* q0) : p_(p), s_(scales(p)), outputs_(disk_outputs(p.physical)) {
+  DiskSystem(const Params& p, const double* q0)
+      : p_(p), s_(scales(p)), states_(disk_states(p.physical)), outputs_(shared_outputs(p.physical)) {
     std::copy(q0, q0 + 3, q0_);
-    states_ = {{"x", "1", "dimensionless displacement of the centre, u/U"},
-               {"y", "1", "dimensionless velocity of the centre, v/(U Omega0)"},
-               {"z", "1", "dimensionless velocity of the contact point, w/(U Omega0)"},
-               {"dissipated_energy", p.physical ? "J" : "1",
-                "energy dissipated by friction since the start (integrated)"}};
   }
 
   std::string model_name() const override { return "rolling_disk"; }
@@ -277,8 +273,25 @@ class DiskSystem final : public FilippovSystem {
   Params p_;
   Scales s_;
   double q0_[3];
-  Signals states_;
-  Outputs outputs_;
+  /// The signals of each unit system, built once and shared by every system (a sweep builds one per point).
+  static const Signals& disk_states(bool physical) {
+    static const auto make = [](bool phys) {
+      return Signals{{"x", "1", "dimensionless displacement of the centre, u/U"},
+                     {"y", "1", "dimensionless velocity of the centre, v/(U Omega0)"},
+                     {"z", "1", "dimensionless velocity of the contact point, w/(U Omega0)"},
+                     {"dissipated_energy", phys ? "J" : "1",
+                      "energy dissipated by friction since the start (integrated)"}};
+    };
+    static const Signals physical_states = make(true), scaled_states = make(false);
+    return physical ? physical_states : scaled_states;
+  }
+  static const Outputs& shared_outputs(bool physical) {
+    static const Outputs physical_outputs = disk_outputs(true), scaled_outputs = disk_outputs(false);
+    return physical ? physical_outputs : scaled_outputs;
+  }
+
+  const Signals& states_;
+  const Outputs& outputs_;
 };
 
 // ---- scenario keys --------------------------------------------------------------------------------------
