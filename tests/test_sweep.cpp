@@ -233,6 +233,48 @@ TEST_CASE("sweep: the table does not depend on the thread count, and rows equal 
   CHECK(rows1.back().termination == "table_edge");  // the steepest start reaches the edge within 3 s
 }
 
+TEST_CASE("sweep: a thread's reused scenario gives each point what a fresh copy gives, in any order") {
+  // The wheel's inertia is derived from its mass, so each point must derive it anew; theta2 = -3 is bad input
+  // (beyond the edge) between good points.
+  const std::string sweep_text = R"([sweep]
+"parameters.wheel_mass" = [1.0, 3.0, 2.0]
+"initial.theta2" = [0.0, -3.0]
+)";
+  const Scenario base = load_scenario_text(kBase + sweep_text, "test.toml", {"simulation.t_end=1"});
+  const auto spec = sweep::parse_spec(base, {"simulation.t_end=1"});
+  REQUIRE(spec.n_points == 6);
+  SolverWorkspace solver;
+  sweep::PointWorkspace w;
+  w.solver = &solver;
+  for (std::size_t i : {5u, 0u, 3u, 1u, 4u, 2u, 0u}) {
+    CAPTURE(i);
+    const auto reused = sweep::run_point(base, {"simulation.t_end=1"}, spec, i, false, w);
+    const auto fresh = sweep::run_point(base, {"simulation.t_end=1"}, spec, i, false);
+    CHECK(reused.status == fresh.status);
+    CHECK(reused.message == fresh.message);
+    CHECK(reused.x_final == fresh.x_final);
+    REQUIRE(reused.summary.size() == fresh.summary.size());
+    for (std::size_t k = 0; k < fresh.summary.size(); ++k) {
+      CAPTURE(fresh.summary[k].key);
+      CHECK(reused.summary[k].key == fresh.summary[k].key);
+      CHECK((std::isnan(fresh.summary[k].number) ? std::isnan(reused.summary[k].number)
+                                                 : reused.summary[k].number == fresh.summary[k].number));
+    }
+    // The reused copy holds this point's values, its derived inertia and the base's overrides plus its own.
+    if (fresh.status == "ok") {
+      const double m = spec.axes[0].numbers[spec.indices(i)[0]];
+      CHECK(w.scenario->real("parameters.wheel_mass") == m);
+      const double r = w.scenario->real("parameters.wheel_radius");
+      CHECK(w.scenario->real("parameters.wheel_inertia") == 0.5 * m * r * r);
+      CHECK(w.scenario->overrides.size() == base.overrides.size() + 2);
+    }
+  }
+  // The points differ: the mass reaches the dynamics through the derived inertia too.
+  const auto a = sweep::run_point(base, {"simulation.t_end=1"}, spec, 0, false, w);
+  const auto b = sweep::run_point(base, {"simulation.t_end=1"}, spec, 2, false, w);
+  CHECK(a.x_final != b.x_final);
+}
+
 TEST_CASE("sweep: results survive the byte encoding used to gather them over MPI") {
   sweep::PointResult a;
   a.status = "ok";

@@ -301,15 +301,16 @@ class FilippovSummarizer final : public Summarizer {
     auto count = [](const std::string& key, long n, const std::string& label) {
       return SummaryItem{key, static_cast<double>(n), "", "", label, true};
     };
-    std::vector<SummaryItem> v{
-        {"symbols", 0, record_.symbols, "", "modes visited (" + legend_ + ")", false},
-        count("n_stick", record_.n_stick, "stick events (into mode " + sliding_ + ")"),
-        count("n_slip", record_.n_slip, "slip events (out of mode " + sliding_ + ")"),
-        count("n_" + crossing_, record_.n_crossing, crossing_ + " events (across H = 0)"),
-        count("n_repelling", record_.n_repelling, "repelling points reached (run stopped)"),
-    };
-    if (physics_)
-      for (auto& item : physics_->items()) v.push_back(std::move(item));
+    // Each item built in place (an initializer list would copy every string once more: a sweep asks per point).
+    std::vector<SummaryItem> physics = physics_ ? physics_->items() : std::vector<SummaryItem>{};
+    std::vector<SummaryItem> v;
+    v.reserve(5 + physics.size());
+    v.push_back({"symbols", 0, record_.symbols, "", "modes visited (" + legend_ + ")", false});
+    v.push_back(count("n_stick", record_.n_stick, "stick events (into mode " + sliding_ + ")"));
+    v.push_back(count("n_slip", record_.n_slip, "slip events (out of mode " + sliding_ + ")"));
+    v.push_back(count("n_" + crossing_, record_.n_crossing, crossing_ + " events (across H = 0)"));
+    v.push_back(count("n_repelling", record_.n_repelling, "repelling points reached (run stopped)"));
+    for (auto& item : physics) v.push_back(std::move(item));
     return v;
   }
 

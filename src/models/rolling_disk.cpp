@@ -144,15 +144,17 @@ class DiskSummarizer final : public Summarizer {
 
   std::vector<SummaryItem> items() const override {
     const std::string eu = physical_ ? "J" : "1";
-    std::vector<SummaryItem> items{
-        {"classification", 0, classify(record_.symbols, radii_, final_mode_, final_radius_, radius_error(), exact_),
-         "", "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false},
-        {"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false},
-        {"energy_initial", e0_, "", eu, "initial energy E(0)", false},
-        {"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false},
-        {"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
-         "max |E(0) - E(t) - dissipated(t)| / E(0)", false},
-    };
+    // Each item built in place (an initializer list would copy every string once more: a sweep asks per point).
+    std::vector<SummaryItem> items;
+    items.reserve(11);
+    items.push_back({"classification", 0,
+                     classify(record_.symbols, radii_, final_mode_, final_radius_, radius_error(), exact_), "",
+                     "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false});
+    items.push_back({"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false});
+    items.push_back({"energy_initial", e0_, "", eu, "initial energy E(0)", false});
+    items.push_back({"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false});
+    items.push_back({"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
+                     "max |E(0) - E(t) - dissipated(t)| / E(0)", false});
     if (!exact_ && final_mode_ == 0 && std::abs(final_radius_ - 1.0) <= radius_error())
       items.push_back({"classification_note", 0,
                        "the last rolling radius is within the integration error of 1 (|R - 1| <= " +

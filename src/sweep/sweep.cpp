@@ -357,18 +357,47 @@ namespace {
 /// The scenario of point i: the base with the point's values set (the base holds the command line's overrides
 /// already); a point that sets a top-level key (which may choose the schema) reads the base text again with the
 /// command line's overrides and the point's. Either way the same checks and messages.
-Scenario point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i) {
+/// True when point values can be set on a copy of the base as typed values (no text to parse).
+bool typed_points(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec) {
   bool typed = base.overrides == sets;
   for (const auto& a : spec.axes) typed = typed && settable(base, a.key);
-  if (typed) {
+  return typed;
+}
+
+/// Point i's swept values set on sc, a copy of the base (with the base's overrides).
+void set_point_values(Scenario& sc, const Spec& spec, std::size_t i) {
+  const auto idx = spec.indices(i);
+  for (std::size_t k = 0; k < spec.axes.size(); ++k) set_value(sc, spec.axes[k].key, spec.axes[k].typed[idx[k]]);
+}
+
+Scenario point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i) {
+  if (typed_points(base, sets, spec)) {
     Scenario sc = base;
-    const auto idx = spec.indices(i);
-    for (std::size_t k = 0; k < spec.axes.size(); ++k) set_value(sc, spec.axes[k].key, spec.axes[k].typed[idx[k]]);
+    set_point_values(sc, spec, i);
     return sc;
   }
   std::vector<std::string> ov = sets;
   for (auto& o : spec.overrides(i)) ov.push_back(std::move(o));
   return load_scenario_text(base.text, base.path, ov);
+}
+
+/// Point i's scenario in the workspace's copy of the base when the points are typed (only the swept entries, the
+/// derived ones and the overrides differ between points, and each is set anew), else a new scenario in it.
+const Scenario& point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec,
+                               std::size_t i, PointWorkspace& w) {
+  if (typed_points(base, sets, spec)) {
+    if (!w.scenario || w.of != &base) {
+      w.scenario = std::make_unique<Scenario>(base);
+      w.of = &base;
+    } else {
+      w.scenario->overrides = base.overrides;
+    }
+    set_point_values(*w.scenario, spec, i);
+    return *w.scenario;
+  }
+  w.scenario = std::make_unique<Scenario>(point_scenario(base, sets, spec, i));
+  w.of = nullptr;
+  return *w.scenario;
 }
 
 /// An input error of point i: if a swept value caused it, the override prefix ("--set key=value: ") is dropped
@@ -410,11 +439,20 @@ void check_valid_point(const Scenario& base, const std::vector<std::string>& set
 
 PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
                       bool keep_trajectory, SolverWorkspace* workspace) {
+  PointWorkspace w;
+  w.solver = workspace;
+  return run_point(base, sets, spec, i, keep_trajectory, w);
+}
+
+PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
+                      bool keep_trajectory, PointWorkspace& workspace) {
   PointResult r;
   try {
-    const Scenario sc = point_scenario(base, sets, spec, i);
+    const Scenario& sc = point_scenario(base, sets, spec, i, workspace);
     const auto system = build_system(sc);
     r.time_unit = system->time_signal().unit;
+    r.state_names.reserve(system->states().size());
+    r.state_units.reserve(system->states().size());
     for (const auto& s : system->states()) {
       r.state_names.push_back(s.name);
       r.state_units.push_back(s.unit);
@@ -425,7 +463,7 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
     if (keep_trajectory) obs.push_back(&rec);
     std::vector<double> x0(system->size());
     system->initial_state(x0.data());
-    RunResult res = simulate(*system, x0, opt, obs, workspace);
+    RunResult res = simulate(*system, x0, opt, obs, workspace.solver);
     r.status = res.status;
     r.termination = res.termination;
     r.message = res.message;
@@ -472,7 +510,9 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   };
 
   auto worker = [&]() {
-    SolverWorkspace workspace;
+    SolverWorkspace solver;
+    PointWorkspace workspace;
+    workspace.solver = &solver;
     for (;;) {
       const std::size_t k = next.fetch_add(1);
       if (k >= n) return;
@@ -486,7 +526,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
         r.status = "not_run";
         r.message = "the sweep was interrupted before this point started";
       } else {
-        r = run_point(base, sets, spec, which[k], keep_trajectory, &workspace);
+        r = run_point(base, sets, spec, which[k], keep_trajectory, workspace);
       }
       bool wake;
       {

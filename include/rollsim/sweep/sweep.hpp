@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,19 @@ void check_valid_point(const Scenario& base, const std::vector<std::string>& set
 /// With a `workspace` (one per thread) the point's integrator is rebound from an earlier point's when it can be.
 PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
                       bool keep_trajectory, SolverWorkspace* workspace = nullptr);
+
+/// One thread's memory between the points of a sweep: its integrators, and its copy of the base scenario, on
+/// which each point sets its swept values anew (set_value replaces the swept entries and re-derives the derived
+/// defaults; the overrides are put back to the base's) instead of copying the whole scenario per point.
+struct PointWorkspace {
+  SolverWorkspace* solver = nullptr;
+  std::unique_ptr<Scenario> scenario;  ///< a copy of *of with an earlier point's swept values, or empty
+  const Scenario* of = nullptr;        ///< the base the copy was made of, known by its address: one per sweep
+};
+
+/// The same with a thread's PointWorkspace: the same result as without it.
+PointResult run_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i,
+                      bool keep_trajectory, PointWorkspace& workspace);
 
 /// Run the points `which` on `threads` threads (points handed out by an atomic counter; each thread keeps its
 /// integrators for its next points). `sink(k, result)` is
