@@ -122,7 +122,8 @@ class DiskSummarizer final : public Summarizer {
     }
     err_ = std::max(err_, std::abs(e0_ - e - x[kDissipated]));
     final_mode_ = mode;
-    final_radius_ = std::hypot(x[kX], x[kY]);
+    final_x_ = x[kX];  // the radius of the last point only is used: worked out in items()
+    final_y_ = x[kY];
   }
 
   void on_tolerances(double rtol, double atol, bool exact) override {
@@ -144,18 +145,19 @@ class DiskSummarizer final : public Summarizer {
 
   std::vector<SummaryItem> items() const override {
     const std::string eu = physical_ ? "J" : "1";
+    const double final_radius = std::hypot(final_x_, final_y_);
     // Each item built in place (an initializer list would copy every string once more: a sweep asks per point).
     std::vector<SummaryItem> items;
     items.reserve(11);
     items.push_back({"classification", 0,
-                     classify(record_.symbols, radii_, final_mode_, final_radius_, radius_error(), exact_), "",
+                     classify(record_.symbols, radii_, final_mode_, final_radius, radius_error(), exact_), "",
                      "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false});
     items.push_back({"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false});
     items.push_back({"energy_initial", e0_, "", eu, "initial energy E(0)", false});
     items.push_back({"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false});
     items.push_back({"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
                      "max |E(0) - E(t) - dissipated(t)| / E(0)", false});
-    if (!exact_ && final_mode_ == 0 && std::abs(final_radius_ - 1.0) <= radius_error())
+    if (!exact_ && final_mode_ == 0 && std::abs(final_radius - 1.0) <= radius_error())
       items.push_back({"classification_note", 0,
                        "the last rolling radius is within the integration error of 1 (|R - 1| <= " +
                            std::to_string(radius_error()) +
@@ -183,7 +185,7 @@ class DiskSummarizer final : public Summarizer {
   bool started_ = false;
   double e0_ = 0, err_ = 0;
   std::vector<double> radii_;
-  double last_radius_ = std::numeric_limits<double>::quiet_NaN(), final_radius_ = 0;
+  double last_radius_ = std::numeric_limits<double>::quiet_NaN(), final_x_ = 0, final_y_ = 0;
   int final_mode_ = 0;
 };
 
