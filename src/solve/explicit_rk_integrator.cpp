@@ -4,10 +4,11 @@
 ///  - solver.method = "dop853": Dormand and Prince's DOP853 (Hairer, Norsett and Wanner, Solving ODE I, II.10):
 ///    order 8, the step's error estimated by the fifth-order estimate damped by the third-order one, and a
 ///    dense output of order 7 whose three extra stages are computed only when the step's interior is asked for
-///    (an event to locate, a sample to write). No Debian library has this method (Odeint's Fehlberg 7(8) has
-///    no dense output; ARKODE's order-8 table is "erk"), so the stepper is written here from the published
-///    coefficients (solve/dop853_tableau.hpp) and its step-size control (no PI term, safety 0.9, factors
-///    1/6 to 3).
+///    (an event to locate, a sample to write). No Debian library has an order-8 method with a dense output
+///    (Odeint's Fehlberg 7(8) and GSL's Prince-Dormand rk8pd have none; ARKODE's Fehlberg 13(7)8 is "erk", with
+///    ARKODE's own per-step cost), so the stepper is written here from the published coefficients
+///    (include/rollsim/solve/dop853_tableau.hpp) and step-size rule (no PI term, safety 0.9; a step grows at
+///    most 6-fold and shrinks at most 3-fold).
 /// Both take the error test's norm from CVODE: the weighted RMS norm with weights 1 / (rtol |x_i| + atol_i) at
 /// the step's start (error_scale). The witnesses are watched at the step ends and a sign change is located
 /// on the dense output by the root location the simulate loop's step search uses (core/crossing.hpp). All
