@@ -121,7 +121,8 @@ class HybridSystem {
     return false;
   }
 
-  /// The witnesses active in a mode, and their values (default: none).
+  /// The witnesses active in a mode, and their values (default: none). The list of a mode must not change during
+  /// a run: the simulate loop asks for it once per mode.
   virtual std::vector<Witness> witnesses(int /*mode*/) const { return {}; }
   /// witnesses(mode).size(), for the evaluations that must not allocate; a model overrides it when it keeps the
   /// count.
