@@ -70,7 +70,7 @@ TEST_CASE("explicit RK: the table's lift-off and edge agree with CVODE and with 
   REQUIRE(cv.result.completed());
   REQUIRE(dae.result.completed());
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     const auto dp = table(m.name, 1e-10);
     REQUIRE(dp.result.completed());
     CHECK(dp.result.stats.method == m.stats_name);
@@ -98,7 +98,7 @@ TEST_CASE("explicit RK: energy is conserved to the edge, and the state converges
   const auto ref = table("adams", 1e-13, {"simulation.t_end=1.5", "events.table_edge=record"});
   REQUIRE(ref.result.completed());
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     double prev = INFINITY;
     for (double rtol : {1e-6, 1e-8, 1e-10}) {
       CAPTURE(rtol);
@@ -121,7 +121,7 @@ TEST_CASE("explicit RK: the slip onset of a table with friction agrees with CVOD
   const std::vector<std::string> friction{"parameters.friction_coefficient=0.3", "events.slip_onset=record"};
   const auto cv = table("adams", 1e-13, friction);
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     const auto dp = table(m.name, 1e-10, friction);
     REQUIRE(dp.result.completed());
     const double t_dp = event_time(dp, "slip_onset"), t_cv = event_time(cv, "slip_onset");
@@ -141,7 +141,7 @@ TEST_CASE("explicit RK: the disk's stick, slip and sliding events follow the clo
     const auto exact = disk(s.j, s.x, s.y, s.z, s.tau, "exact", 1e-10);
     REQUIRE(exact.result.completed());
     for (const Method& m : kMethods) {
-      CAPTURE(m.name);
+      INFO("method " << std::string(m.name));
       const auto dp = disk(s.j, s.x, s.y, s.z, s.tau, m.name, 1e-10);
       REQUIRE(dp.result.completed());
       CHECK(text_of(dp, "symbols") == text_of(exact, "symbols"));
@@ -163,7 +163,7 @@ TEST_CASE("explicit RK: the disk's stick, slip and sliding events follow the clo
 TEST_CASE("explicit RK: event times converge to the closed form's as rtol shrinks") {
   const auto exact = disk(0.5, 3.0, 0.0, 1.0, 60.0, "exact", 1e-10);
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     double prev = INFINITY;
     for (double rtol : {1e-7, 1e-9, 1e-11}) {
       const auto dp = disk(0.5, 3.0, 0.0, 1.0, 60.0, m.name, rtol);
@@ -184,7 +184,7 @@ TEST_CASE("explicit RK: the relay feedback system (three states, the integrator'
   const auto cv = test::run_text(relay, {"solver.rtol=1e-12", "solver.atol=1e-14"});
   REQUIRE(cv.result.completed());
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     const auto dp = test::run_text(relay, {std::string("solver.method=\"") + m.name + "\""});
     REQUIRE(dp.result.completed());
     REQUIRE(dp.result.x_final.size() == 3);
@@ -204,7 +204,7 @@ TEST_CASE("explicit RK: the table's contact phases (impacts, capture, slip, edge
   REQUIRE(cv.result.completed());
   REQUIRE(cv.rec.events.size() > 10);
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     const auto rk = test::run_text(text, {std::string("solver.method=\"") + m.name + "\""});
     REQUIRE(rk.result.completed());
     CHECK(text_of(rk, "audit").rfind("passed", 0) == 0);
@@ -223,7 +223,7 @@ TEST_CASE("explicit RK: the table's contact phases (impacts, capture, slip, edge
 
 TEST_CASE("explicit RK: the stop time is reached exactly, and solver.max_step bounds the steps") {
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     const auto r = table(m.name, 1e-8, {"simulation.t_end=0.7", "events.table_edge=record"});
     REQUIRE(r.result.completed());
     CHECK(r.result.termination == "t_end");
@@ -263,7 +263,7 @@ class Breaks final : public HybridSystem {
 
 TEST_CASE("explicit RK: a right-hand side that is not a number ends the run as a solver failure, with its reason") {
   for (const Method& m : kMethods) {
-    CAPTURE(m.name);
+    INFO("method " << std::string(m.name));
     Breaks sys;
     SimulationOptions opt;
     opt.t_end = 3;
