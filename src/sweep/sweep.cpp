@@ -354,9 +354,6 @@ std::string point_text(const Spec& spec, std::size_t i) {
 
 namespace {
 
-/// The scenario of point i: the base with the point's values set (the base holds the command line's overrides
-/// already); a point that sets a top-level key (which may choose the schema) reads the base text again with the
-/// command line's overrides and the point's. Either way the same checks and messages.
 /// True when point values can be set on a copy of the base as typed values (no text to parse).
 bool typed_points(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec) {
   bool typed = base.overrides == sets;
@@ -370,6 +367,9 @@ void set_point_values(Scenario& sc, const Spec& spec, std::size_t i) {
   for (std::size_t k = 0; k < spec.axes.size(); ++k) set_value(sc, spec.axes[k].key, spec.axes[k].typed[idx[k]]);
 }
 
+/// The scenario of point i: the base with the point's values set (the base holds the command line's overrides
+/// already); a point that sets a top-level key (which may choose the schema) reads the base text again with the
+/// command line's overrides and the point's. Either way the same checks and messages.
 Scenario point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec, std::size_t i) {
   if (typed_points(base, sets, spec)) {
     Scenario sc = base;
