@@ -5,6 +5,7 @@
 // events come from its own root finder on the dense output; the self-audit passes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -53,6 +54,18 @@ test::Run disk(double j, double x, double y, double z, double tau_end, const cha
 std::string text_of(const test::Run& r, const std::string& key) {
   auto* s = r.item(key);
   return s ? s->text : "";
+}
+
+/// Checks that run's events have ref's kinds and modes after, one for one; returns the largest difference of
+/// their times.
+double worst_event_time_difference(const test::Run& run, const test::Run& ref) {
+  double worst = 0;
+  for (std::size_t k = 0; k < ref.rec.events.size(); ++k) {
+    CHECK(run.rec.events[k].kind == ref.rec.events[k].kind);
+    CHECK(run.rec.events[k].mode_after == ref.rec.events[k].mode_after);
+    worst = std::max(worst, std::abs(run.rec.events[k].t - ref.rec.events[k].t));
+  }
+  return worst;
 }
 
 double event_time(const test::Run& r, const std::string& kind) {
@@ -147,12 +160,7 @@ TEST_CASE("explicit RK: the disk's stick, slip and sliding events follow the clo
       CHECK(text_of(dp, "symbols") == text_of(exact, "symbols"));
       CHECK(text_of(dp, "audit").rfind("passed", 0) == 0);
       REQUIRE(dp.rec.events.size() == exact.rec.events.size());
-      double worst = 0;
-      for (std::size_t k = 0; k < exact.rec.events.size(); ++k) {
-        CHECK(dp.rec.events[k].kind == exact.rec.events[k].kind);
-        CHECK(dp.rec.events[k].mode_after == exact.rec.events[k].mode_after);
-        worst = std::max(worst, std::abs(dp.rec.events[k].t - exact.rec.events[k].t));
-      }
+      const double worst = worst_event_time_difference(dp, exact);
       INFO("worst event-time difference " << worst);
       // The bound CVODE meets in test_exact_method.cpp at the same tolerance.
       CHECK(worst < 1e4 * 1e-10);
@@ -209,12 +217,7 @@ TEST_CASE("explicit RK: the table's contact phases (impacts, capture, slip, edge
     REQUIRE(rk.result.completed());
     CHECK(text_of(rk, "audit").rfind("passed", 0) == 0);
     REQUIRE(rk.rec.events.size() == cv.rec.events.size());
-    double worst = 0;
-    for (std::size_t k = 0; k < cv.rec.events.size(); ++k) {
-      CHECK(rk.rec.events[k].kind == cv.rec.events[k].kind);
-      CHECK(rk.rec.events[k].mode_after == cv.rec.events[k].mode_after);
-      worst = std::max(worst, std::abs(rk.rec.events[k].t - cv.rec.events[k].t));
-    }
+    const double worst = worst_event_time_difference(rk, cv);
     INFO("worst event-time difference " << worst);
     // The scenario's rtol is 1e-10; measured 1.6e-10 (dopri5) and 1.3e-10 (dop853).
     CHECK(worst < 1e-8);
