@@ -173,10 +173,12 @@ bool FilippovSystem::jacobian(double t, const double* x, int mode, double* J) co
   return true;
 }
 
-std::vector<Witness> FilippovSystem::mode_witnesses(int mode) {
-  if (mode == kPlus) return {{kSwitchingWitness, -1, false, true}};
-  if (mode == kMinus) return {{kSwitchingWitness, +1, false, true}};
-  return {{kSigmaPlusWitness, +1, false, true}, {kSigmaMinusWitness, -1, false, true}};
+const std::vector<Witness>& FilippovSystem::mode_witnesses(int mode) {
+  static const std::vector<Witness> plus{{kSwitchingWitness, -1, false, true}};
+  static const std::vector<Witness> minus{{kSwitchingWitness, +1, false, true}};
+  static const std::vector<Witness> sliding{{kSigmaPlusWitness, +1, false, true},
+                                            {kSigmaMinusWitness, -1, false, true}};
+  return mode == kPlus ? plus : (mode == kMinus ? minus : sliding);
 }
 
 void FilippovSystem::witness_rates(double t, const double* x, const double*, int mode, double* gdot) const {

@@ -111,7 +111,9 @@ Outputs disk_outputs(bool physical) {
 class DiskSummarizer final : public Summarizer {
  public:
   DiskSummarizer(const FilippovRecord& record, const Scales& s, bool physical, size_t i_total)
-      : record_(record), scales_(s), physical_(physical), i_total_(i_total) {}
+      : record_(record), scales_(s), physical_(physical), i_total_(i_total) {
+    radii_.reserve(4);  // the last three, and one more before the oldest is dropped
+  }
 
   void on_point(double, const double* x, const double* y, int mode) override {
     const double e = y[i_total_];

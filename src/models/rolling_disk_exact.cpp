@@ -109,18 +109,26 @@ struct Slide {
     return {x0 - A * omc + (y0 / w) * sn, y0 - A * w * sn - y0 * omc,
             z0 - (s / w) * u_minus_sin(u, sn) - w * d * sn - y0 * omc};
   }
-  // g = s z and g' at tau.
-  void g_and_dg(double tau, double& g, double& dg) const {
+  // g = s z and its first three derivatives at tau, from one sine and cosine.
+  void g_and_derivatives(double tau, double& g, double& dg, double& d2g, double& d3g) const {
     const double u = w * tau;
     const double sn = std::sin(u), cs = std::cos(u);
     const double omc = one_minus_cos(sn, cs);
     g = s * z0 - u_minus_sin(u, sn) / w - s * w * d * sn - s * y0 * omc;
     dg = -omc - P * cs - Q * sn;
+    d2g = w * (-(1.0 - P) * sn - Q * cs);
+    d3g = w2 * (-(1.0 - P) * cs + Q * sn);
+  }
+  // g and g'' at tau.
+  double g(double tau, double& d2g) const {
+    double g_, dg, d3g;
+    g_and_derivatives(tau, g_, dg, d2g, d3g);
+    return g_;
   }
   double g(double tau) const {
-    double g_, dg;
-    g_and_dg(tau, g_, dg);
-    return g_;
+    const double u = w * tau;
+    const double sn = std::sin(u), cs = std::cos(u);
+    return s * z0 - u_minus_sin(u, sn) / w - s * w * d * sn - s * y0 * one_minus_cos(sn, cs);
   }
   // State and integral of z at tau from one sine/cosine evaluation.
   State state_and_integral(double tau, double& integral) const {
@@ -141,14 +149,15 @@ struct Slide {
   double scale(double tau) const { return std::fabs(z0) + std::fabs(y0) + w * std::fabs(d) + std::fabs(tau) + 1.0; }
 };
 
-// Root of a decreasing g on [lo, hi] with g(lo) > 0 > g(hi): Newton safeguarded by bisection (a step
-// that leaves the bracket, or that is not less than half the step before the last, is replaced by a
-// bisection), iterated until the step is below 2 eps |tau|. The first guess is the root of the
-// quadratic Taylor model at lo (lo is normally a maximum of g, where g' = 0 and Newton cannot start).
-double polish_root(const Slide& sl, double lo, double hi, double glo, double ghi) {
+// Root of a decreasing g on [lo, hi] with g(lo) > 0 > g(hi), given g''(lo): Halley's iteration (cubic
+// convergence, with g'' from the same sine and cosine as g and g') safeguarded by bisection (a step that leaves
+// the bracket, or that is not less than half the step before the last, is replaced by a bisection). It ends when
+// the step is below 2 eps |tau| (checked before the bracket: a step that small rounds onto the bracket's end), or
+// when the error left after a step, |K| step^3 with Halley's constant K = (g''/2g')^2 - g'''/6g', is below
+// eps |tau| / 8 (the evaluation that would only confirm it is skipped). The first guess is the root of the
+// quadratic Taylor model at lo (lo is normally a maximum of g, where g' = 0 and Newton's method cannot start).
+double polish_root(const Slide& sl, double lo, double hi, double glo, double ghi, double curv) {
   double tau;
-  const double u = sl.w * lo;
-  const double curv = sl.w * (-(1.0 - sl.P) * std::sin(u) - sl.Q * std::cos(u));  // g''(lo)
   if (curv < 0.0)
     tau = lo + std::sqrt(-2.0 * glo / curv);
   else
@@ -156,22 +165,29 @@ double polish_root(const Slide& sl, double lo, double hi, double glo, double ghi
   if (!(tau > lo && tau < hi)) tau = 0.5 * (lo + hi);
   double dx_old = hi - lo, dx = dx_old;
   for (int it = 0; it < 200; ++it) {
-    double g, dg;
-    sl.g_and_dg(tau, g, dg);
+    double g, dg, d2g, d3g;
+    sl.g_and_derivatives(tau, g, dg, d2g, d3g);
     if (g == 0.0) return tau;
     if (g > 0.0)
       lo = tau;
     else
       hi = tau;
-    const double newton = (dg < 0.0) ? tau - g / dg : lo - 1.0;
-    if (!(newton > lo && newton < hi) || std::fabs(2.0 * g) > std::fabs(dx_old * dg)) {
+    const double denom = 2.0 * dg * dg - g * d2g;
+    const bool halley_ok = dg < 0.0 && denom > 0.0;
+    const double step = halley_ok ? 2.0 * g * dg / denom : hi - lo;
+    if (halley_ok && std::fabs(step) <= 2.0 * kEps * std::fabs(tau)) return tau - step;
+    const double halley = tau - step;
+    if (!(halley > lo && halley < hi) || std::fabs(2.0 * step) > std::fabs(dx_old)) {
       dx_old = dx;
       dx = 0.5 * (hi - lo);
       tau = lo + dx;
     } else {
       dx_old = dx;
-      dx = tau - newton;
-      tau = newton;
+      dx = step;
+      tau = halley;
+      const double r = d2g / (2.0 * dg);
+      const double K = std::fabs(r * r - d3g / (6.0 * dg));
+      if (K * std::fabs(step) * step * step <= 0.125 * kEps * std::fabs(tau)) return tau;
     }
     if (std::fabs(dx) <= 2.0 * kEps * std::fabs(tau) || hi - lo <= 2.0 * kEps * std::fabs(hi)) return tau;
   }
@@ -237,7 +253,8 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
   if (!(disc > 0.0)) {
     // g strictly decreasing: one root, between tau_lo and a + omega M.
     double lo = tau_lo, hi = std::max(a + w * M, tau_lo) * (1.0 + 1e-12) + 1e-300;
-    double glo = sl.g(lo), ghi = sl.g(hi);
+    double curv;
+    double glo = sl.g(lo, curv), ghi = sl.g(hi);
     if (glo <= 0.0) {
       hit.tau = lo;
       return hit;
@@ -246,7 +263,7 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
       hi = 2.0 * hi + 1.0;
       ghi = sl.g(hi);
     }
-    hit.tau = polish_root(sl, lo, hi, glo, ghi);
+    hit.tau = polish_root(sl, lo, hi, glo, ghi, curv);
     return hit;
   }
 
@@ -280,13 +297,14 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
       continue;
     }
     double lo = std::max(0.0, (umk - du) / w);
-    double glo = sl.g(lo);
+    double curv;
+    double glo = sl.g(lo, curv);
     if (lo == 0.0) glo = g0;
     if (glo <= 0.0) {  // only by round-off at a start on z = 0
       hit.tau = lo;
       return hit;
     }
-    hit.tau = polish_root(sl, lo, tmin, glo, gmin);
+    hit.tau = polish_root(sl, lo, tmin, glo, gmin, curv);
     return hit;
   }
   throw SolverError("rolling_disk::sliding_event_time: no return to z = 0 found");

@@ -21,7 +21,7 @@ class ExactIntegrator final : public Integrator {
   ExactIntegrator(const Params& p, const SolverOptions& opt) : p_(p), s_(scales(p)), opt_(opt) {
     // The witnesses' positions in each mode, looked up by name once rather than at every event.
     for (const int mode : {FilippovSystem::kMinus, 0, FilippovSystem::kPlus}) {
-      const auto ws = FilippovSystem::mode_witnesses(mode);
+      const auto& ws = FilippovSystem::mode_witnesses(mode);
       Indices& ix = indices_[static_cast<std::size_t>(mode + 1)];
       ix.count = ws.size();
       if (mode != 0) {

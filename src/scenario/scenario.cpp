@@ -476,32 +476,32 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   return best;
 }
 
-bool Scenario::has(const std::string& key) const { return values.count(key) != 0; }
+bool Scenario::has(std::string_view key) const { return values.find(key) != values.end(); }
 
-static const Scenario::Entry& entry(const Scenario& s, const std::string& key) {
+static const Scenario::Entry& entry(const Scenario& s, std::string_view key) {
   auto it = s.values.find(key);
-  if (it == s.values.end()) throw std::logic_error("scenario key not in schema or not set: " + key);
+  if (it == s.values.end()) throw std::logic_error("scenario key not in schema or not set: " + std::string(key));
   return it->second;
 }
 
-double Scenario::real(const std::string& key) const { return std::get<double>(entry(*this, key).value); }
-long long Scenario::integer(const std::string& key) const { return std::get<long long>(entry(*this, key).value); }
-bool Scenario::boolean(const std::string& key) const { return std::get<bool>(entry(*this, key).value); }
-const std::string& Scenario::string(const std::string& key) const {
+double Scenario::real(std::string_view key) const { return std::get<double>(entry(*this, key).value); }
+long long Scenario::integer(std::string_view key) const { return std::get<long long>(entry(*this, key).value); }
+bool Scenario::boolean(std::string_view key) const { return std::get<bool>(entry(*this, key).value); }
+const std::string& Scenario::string(std::string_view key) const {
   return std::get<std::string>(entry(*this, key).value);
 }
-std::optional<double> Scenario::optional_real(const std::string& key) const {
+std::optional<double> Scenario::optional_real(std::string_view key) const {
   if (!has(key)) return std::nullopt;
   return real(key);
 }
-std::vector<double> Scenario::real_list(const std::string& key) const { return entry(*this, key).list; }
-std::vector<std::string> Scenario::string_list(const std::string& key) const { return entry(*this, key).strings; }
-Origin Scenario::origin(const std::string& key) const {
+std::vector<double> Scenario::real_list(std::string_view key) const { return entry(*this, key).list; }
+std::vector<std::string> Scenario::string_list(std::string_view key) const { return entry(*this, key).strings; }
+Origin Scenario::origin(std::string_view key) const {
   auto it = values.find(key);
   if (it == values.end()) return Origin{path, 0, 0};
   return it->second.origin;
 }
-std::vector<std::pair<std::string, std::pair<double, Origin>>> Scenario::by_name(const std::string& key) const {
+std::vector<std::pair<std::string, std::pair<double, Origin>>> Scenario::by_name(std::string_view key) const {
   std::vector<std::pair<std::string, std::pair<double, Origin>>> out;
   const Entry& e = entry(*this, key);
   for (std::size_t i = 0; i < e.strings.size() && i < e.list.size(); ++i)
@@ -509,7 +509,7 @@ std::vector<std::pair<std::string, std::pair<double, Origin>>> Scenario::by_name
   return out;
 }
 
-bool Scenario::is_default(const std::string& key) const {
+bool Scenario::is_default(std::string_view key) const {
   auto it = values.find(key);
   return it == values.end() || it->second.defaulted;
 }

@@ -42,20 +42,30 @@ bool settable(const Scenario& sc, const std::string& key) {
   return key.find('.') != std::string::npos && spec_of(sc, key) != nullptr;
 }
 
-void set_value(Scenario& sc, const std::string& key, const Value& value) {
+PreparedValue prepare_value(const Scenario& sc, const std::string& key, const Value& value) {
   if (!settable(sc, key)) throw std::logic_error("set_value: '" + key + "' is not a dotted key of the schema");
   const KeySpec& spec = *spec_of(sc, key);
-  const std::string item = key + "=" + value_text(value);
-  const Origin where{"--set " + scenario_detail::shown_key(item), 0, 0};
+  PreparedValue p;
+  p.key = key;
+  p.item = key + "=" + value_text(value);
+  const Origin where{"--set " + scenario_detail::shown_key(p.item), 0, 0};
   const toml::table t = node_of(value);
-  Scenario::Entry e = scenario_detail::convert_node(spec, *t.get("v"), where);
-  // Past the check nothing throws: sc changes only now. Derived defaults as the loader computes them: in schema
-  // order, after every other key, each seeing the ones before it.
-  Scenario& out = sc;
-  out.values[key] = std::move(e);
-  out.overrides.push_back(item);
-  for (auto it = out.values.begin(); it != out.values.end();) it = it->second.derived ? out.values.erase(it) : std::next(it);
-  scenario_detail::derive_defaults(out);
+  p.entry = scenario_detail::convert_node(spec, *t.get("v"), where);
+  return p;
+}
+
+void set_prepared(Scenario& sc, const PreparedValue& value) {
+  // Derived defaults as the loader computes them: in schema order, after every other key, each seeing the ones
+  // before it.
+  sc.values.insert_or_assign(value.key, value.entry);
+  sc.overrides.push_back(value.item);
+  for (auto it = sc.values.begin(); it != sc.values.end();) it = it->second.derived ? sc.values.erase(it) : std::next(it);
+  scenario_detail::derive_defaults(sc);
+}
+
+void set_value(Scenario& sc, const std::string& key, const Value& value) {
+  // Past the check nothing throws: sc changes only in set_prepared.
+  set_prepared(sc, prepare_value(sc, key, value));
 }
 
 }  // namespace rollsim

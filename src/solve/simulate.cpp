@@ -1,8 +1,8 @@
 #include "rollsim/solve/simulate.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -351,13 +351,14 @@ class Loop {
 
   /// The witnesses of a mode, asked of the model once per mode for the first kCachedModes modes of the run (a
   /// Filippov model alternates between three), then once per mode change. The references stay valid while the
-  /// cache grows (a deque).
+  /// cache fills (an array).
   const std::vector<Witness>& witnesses_of(int mode) {
-    for (const auto& [m, ws] : ws_cache_)
-      if (m == mode) return ws;
-    if (ws_cache_.size() < kCachedModes) {
-      ws_cache_.emplace_back(mode, sys_.witnesses(mode));
-      return ws_cache_.back().second;
+    for (std::size_t i = 0; i < n_ws_cached_; ++i)
+      if (ws_cache_[i].first == mode) return ws_cache_[i].second;
+    if (n_ws_cached_ < kCachedModes) {
+      auto& slot = ws_cache_[n_ws_cached_++];
+      slot = {mode, sys_.witnesses(mode)};
+      return slot.second;
     }
     if (!ws_known_ || ws_mode_ != mode) {
       ws_ = sys_.witnesses(mode);
@@ -518,7 +519,8 @@ class Loop {
   Point pa_, pm_, pb_;
   bool cache_valid_ = false, searched_ = false;
   static constexpr std::size_t kCachedModes = 16;
-  std::deque<std::pair<int, std::vector<Witness>>> ws_cache_;
+  std::array<std::pair<int, std::vector<Witness>>, kCachedModes> ws_cache_;
+  std::size_t n_ws_cached_ = 0;
   std::vector<Witness> ws_;
   int ws_mode_ = 0;
   bool ws_known_ = false;

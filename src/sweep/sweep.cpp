@@ -381,6 +381,28 @@ Scenario point_scenario(const Scenario& base, const std::vector<std::string>& se
   return load_scenario_text(base.text, base.path, ov);
 }
 
+/// Point i's swept values set on the workspace's copy of the base, each checked and converted on its first use.
+void set_point_values(PointWorkspace& w, const Spec& spec, std::size_t i) {
+  if (w.spec != &spec || w.prepared.size() != spec.axes.size()) {
+    w.prepared.assign(spec.axes.size(), {});
+    for (std::size_t k = 0; k < spec.axes.size(); ++k) w.prepared[k].resize(spec.axes[k].typed.size());
+    w.spec = &spec;
+  }
+  const auto idx = spec.indices(i);
+  for (std::size_t k = 0; k < spec.axes.size(); ++k) {
+    auto& slot = w.prepared[k][idx[k]];
+    if (std::holds_alternative<std::monostate>(slot)) {
+      try {
+        slot = prepare_value(*w.scenario, spec.axes[k].key, spec.axes[k].typed[idx[k]]);
+      } catch (const InputError&) {
+        slot = std::current_exception();
+      }
+    }
+    if (const auto* e = std::get_if<std::exception_ptr>(&slot)) std::rethrow_exception(*e);
+    set_prepared(*w.scenario, std::get<PreparedValue>(slot));
+  }
+}
+
 /// Point i's scenario in the workspace's copy of the base when the points are typed (only the swept entries, the
 /// derived ones and the overrides differ between points, and each is set anew), else a new scenario in it.
 const Scenario& point_scenario(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec,
@@ -389,10 +411,11 @@ const Scenario& point_scenario(const Scenario& base, const std::vector<std::stri
     if (!w.scenario || w.of != &base) {
       w.scenario = std::make_unique<Scenario>(base);
       w.of = &base;
+      w.spec = nullptr;  // the prepared values belong to one base
     } else {
       w.scenario->overrides = base.overrides;
     }
-    set_point_values(*w.scenario, spec, i);
+    set_point_values(w, spec, i);
     return *w.scenario;
   }
   w.scenario = std::make_unique<Scenario>(point_scenario(base, sets, spec, i));

@@ -57,7 +57,7 @@ class FilippovSystem : public HybridSystem {
   static constexpr const char* kSigmaPlusWitness = "sigma_plus";
   static constexpr const char* kSigmaMinusWitness = "sigma_minus";
   /// The witnesses of a mode (witnesses() of every Filippov system).
-  static std::vector<Witness> mode_witnesses(int mode);
+  static const std::vector<Witness>& mode_witnesses(int mode);  ///< built once
 
   // ---- what a model supplies -------------------------------------------------------------------------
   /// F+(t, x) and F-(t, x): \param x dim size(); \param f out, dim size().

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -116,16 +117,16 @@ class Scenario {
   /// Free-form tables that the schema does not describe key by key (e.g. [sweep]), as raw TOML text.
   std::map<std::string, std::string> raw_tables;
 
-  bool has(const std::string& key) const;
-  double real(const std::string& key) const;
-  long long integer(const std::string& key) const;
-  bool boolean(const std::string& key) const;
-  const std::string& string(const std::string& key) const;
-  std::optional<double> optional_real(const std::string& key) const;
-  std::vector<double> real_list(const std::string& key) const;
-  std::vector<std::string> string_list(const std::string& key) const;
-  Origin origin(const std::string& key) const;  ///< where the key was set (the file, if defaulted)
-  bool is_default(const std::string& key) const;
+  bool has(std::string_view key) const;
+  double real(std::string_view key) const;
+  long long integer(std::string_view key) const;
+  bool boolean(std::string_view key) const;
+  const std::string& string(std::string_view key) const;
+  std::optional<double> optional_real(std::string_view key) const;
+  std::vector<double> real_list(std::string_view key) const;
+  std::vector<std::string> string_list(std::string_view key) const;
+  Origin origin(std::string_view key) const;  ///< where the key was set (the file, if defaulted)
+  bool is_default(std::string_view key) const;
   /// Throws an InputError at the key's origin.
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 
@@ -133,7 +134,7 @@ class Scenario {
   std::string resolved_text() const;
 
   /// The numbers of a by-name table key, name -> (value, origin); empty when the key holds one number.
-  std::vector<std::pair<std::string, std::pair<double, Origin>>> by_name(const std::string& key) const;
+  std::vector<std::pair<std::string, std::pair<double, Origin>>> by_name(std::string_view key) const;
 
   struct Entry {
     Value value;
@@ -144,7 +145,7 @@ class Scenario {
     bool defaulted = false;
     bool derived = false;  ///< defaulted by a KeySpec::derive rule
   };
-  std::map<std::string, Entry> values;
+  std::map<std::string, Entry, std::less<>> values;  ///< transparent: looked up by std::string_view
   Schema schema;
 };
 

@@ -21,4 +21,17 @@ bool settable(const Scenario& sc, const std::string& key);
 /// unchanged then. Needs settable(sc, key) (std::logic_error otherwise).
 void set_value(Scenario& sc, const std::string& key, const Value& value);
 
+/// set_value in two halves, for one value set on many copies of one scenario (a sweep's points): the check and
+/// conversion, which depend on the key's schema entry alone, done once; the assignment done per copy.
+struct PreparedValue {
+  std::string key;
+  Scenario::Entry entry;  ///< the converted value, located at its override
+  std::string item;       ///< the override, "key=value_text(value)"
+};
+/// set_value's checks: throws InputError (with set_value's message) or returns the value ready to set on any
+/// scenario of the same schema as `sc`.
+PreparedValue prepare_value(const Scenario& sc, const std::string& key, const Value& value);
+/// set_value's assignment: the entry replaced, the override appended, the derived defaults computed again.
+void set_prepared(Scenario& sc, const PreparedValue& value);
+
 }  // namespace rollsim

@@ -12,10 +12,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/scenario/scenario.hpp"
+#include "rollsim/scenario/scenario_set.hpp"
 #include "rollsim/solve/integrator.hpp"
 #include "rollsim/solve/observer.hpp"
 
@@ -102,6 +104,10 @@ struct PointWorkspace {
   SolverWorkspace* solver = nullptr;
   std::unique_ptr<Scenario> scenario;  ///< a copy of *of with an earlier point's swept values, or empty
   const Scenario* of = nullptr;        ///< the base the copy was made of, known by its address: one per sweep
+  /// Each axis's values checked and converted once (prepare_value), by axis and value index, for the base `of`
+  /// and the spec `spec`; a value that is bad input keeps its error, thrown again at each point that uses it.
+  std::vector<std::vector<std::variant<std::monostate, PreparedValue, std::exception_ptr>>> prepared;
+  const Spec* spec = nullptr;
 };
 
 /// The same with a thread's PointWorkspace: the same result as without it.
