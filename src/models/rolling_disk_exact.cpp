@@ -27,7 +27,7 @@
 /// and g is monotone between them; only a piece that ends at a minimum can contain the first root.
 /// The minima are visited in order (starting where the bound g >= a - tau - omega M > 0 allows,
 /// a = s (z0 - y0), M the oscillation amplitude): the first minimum with g < -tol brackets the root
-/// between the preceding maximum and itself, where a safeguarded Newton iteration (bisection when a
+/// between the preceding maximum and itself, where a safeguarded Halley iteration (bisection when a
 /// step leaves the bracket or does not halve it) converges to machine precision. A minimum with
 /// |g| <= tol is a grazing touch (double root): counted, no event. When the segment starts on
 /// z = 0 (after a slip or a reversal) the minimum at the start itself (tau <= 1e-9/omega) is skipped.

@@ -118,7 +118,7 @@ struct SlidingHit {
 };
 
 /// First return of z to 0 in sliding mode s (+1 or -1) from `start` (s*start.z >= 0), by analytic
-/// isolation of the monotone pieces of z and a safeguarded Newton polish.
+/// isolation of the monotone pieces of z and a safeguarded Halley polish (polish_root in the .cpp).
 SlidingHit sliding_event_time(double j, int s, const State& start);
 
 /// Time until a rolling orbit from `start` reaches |x| = 1 moving outwards; +infinity when the
