@@ -150,6 +150,13 @@ TEST_CASE("rolling_disk_exact: each mode's closed form matches a fine RK4 integr
             if (mode * v[2] < 0) same_sign = false;
           }
           if (mode != 0 && mode * s0.z >= 0 && same_sign) CHECK(std::fabs(rd::dissipated(j, mode, s0, tau) - num[3]) < 1e-10);
+          // The state and the dissipation from one sine and cosine are the same numbers as from the two calls.
+          double d_both = -1;
+          const rd::State both = rd::mode_state(j, mode, s0, tau, d_both);
+          CHECK(both.x == ex.x);
+          CHECK(both.y == ex.y);
+          CHECK(both.z == ex.z);
+          CHECK(d_both == rd::dissipated(j, mode, s0, tau));
           // Backwards in time too (the closed form holds for negative tau).
           const rd::State back = rd::mode_state(j, mode, ex, -tau);
           CHECK(std::fabs(back.x - s0.x) < 1e-12 * (1 + std::fabs(s0.x)));

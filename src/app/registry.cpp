@@ -153,7 +153,17 @@ std::vector<KeySpec> common_keys() {
       boolean_key("output.warn_size", true,
                   "warn on stderr before a run whose result would exceed 1 GiB; false: do not warn"),
       string_key("title", "", {}, "a title for plots and reports; default: the scenario file's name")
-          .derived([](const Scenario& sc) -> Value { return std::filesystem::path(sc.path).stem().string(); }),
+          .derived([](const Scenario& sc) -> Value {
+            // Derived again at every sweep point, from the same path: the last path's stem is kept per thread.
+            thread_local std::string path, stem;
+            thread_local bool known = false;
+            if (!known || path != sc.path) {
+              stem = std::filesystem::path(sc.path).stem().string();
+              path = sc.path;
+              known = true;
+            }
+            return stem;
+          }),
   };
 }
 

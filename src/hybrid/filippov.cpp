@@ -289,11 +289,13 @@ class FilippovSummarizer final : public Summarizer {
     if (physics_) physics_->on_point(t, x, y, mode);
   }
   void on_event(double t, const std::string& kind, int before, int after, const double* x) override {
+    // Compared as strings (the lengths first), not with literals (a length and a compare of bytes per test).
+    static const std::string stick = "stick", slip = "slip", repelling = "repelling";
     if (after != before) record_.symbols += filippov_symbol(after);
-    if (kind == "stick") ++record_.n_stick;
-    if (kind == "slip") ++record_.n_slip;
+    if (kind == stick) ++record_.n_stick;
+    if (kind == slip) ++record_.n_slip;
     if (kind == crossing_) ++record_.n_crossing;
-    if (kind == "repelling") ++record_.n_repelling;
+    if (kind == repelling) ++record_.n_repelling;
     if (physics_) physics_->on_event(t, kind, before, after, x);
   }
   void on_tolerances(double rtol, double atol, bool exact) override {

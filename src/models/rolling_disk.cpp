@@ -138,7 +138,8 @@ class DiskSummarizer final : public Summarizer {
   double radius_error() const { return radius_error_; }
 
   void on_event(double, const std::string& kind, int, int, const double* x) override {
-    if (kind == "stick") {
+    static const std::string stick = "stick";  // compared as a string: the lengths first
+    if (kind == stick) {
       last_radius_ = std::hypot(x[kX], x[kY]);
       radii_.push_back(last_radius_);
       if (radii_.size() > 3) radii_.erase(radii_.begin());

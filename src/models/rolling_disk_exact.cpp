@@ -232,6 +232,18 @@ double dissipated(double j, int mode, const State& start, double tau) {
   return j * sl.s * sl.integral_z(tau);
 }
 
+State mode_state(double j, int mode, const State& start, double tau, double& dissipated) {
+  if (mode == 0) {
+    dissipated = 0.0;
+    return mode_state(j, mode, start, tau);
+  }
+  const Slide sl(j, mode > 0 ? 1 : -1, start);
+  double integral;
+  const State st = sl.state_and_integral(tau, integral);
+  dissipated = j * sl.s * integral;
+  return st;
+}
+
 int initial_mode(const State& s) {
   if (s.z > 0.0) return 1;
   if (s.z < 0.0) return -1;
@@ -314,18 +326,22 @@ double rolling_exit_time(const State& st, int* exit_side) {
   const double ax = std::fabs(st.x);
   const double e = (ax - 1.0) * (ax + 1.0) + st.y * st.y;  // R^2 - 1 without cancellation near R = 1
   if (e <= kUnitCircleTol) return std::numeric_limits<double>::infinity();
-  const double beta = std::atan2(std::sqrt(e), 1.0);  // exit angle: cos(beta) = 1/R
-  // Flip to the half plane x >= 0 (the rolling flow is symmetric under (x, y) -> (-x, -y)).
+  // Exit angle beta with cos(beta) = 1/R, sin(beta) = sqrt(e)/R. Flip to the half plane x >= 0 (the rolling
+  // flow is symmetric under (x, y) -> (-x, -y)), where x = R cos(th), y = -R sin(th), th = th0 + tau and
+  // th0 = atan2(-y, x) lies in [-pi/2, pi/2]. Only beta + th0 is needed: its sine and cosine times R^2 are
+  // (sqrt(e) x - y, x + sqrt(e) y), and it lies in [-pi/2, pi/2) for y > 0 and in [0, pi) otherwise, so one
+  // atan2 gives it without a turn of ambiguity.
   const double sg = st.x < 0.0 ? -1.0 : 1.0;
   const double xf = sg * st.x, yf = sg * st.y;
-  const double th0 = std::atan2(-yf, xf);  // x = R cos(th), y = -R sin(th), th = th0 + tau
+  const double se = std::sqrt(e);
+  const double beta_th0 = std::atan2(se * xf - yf, xf + se * yf);
   double d;
   int side;
   if (yf > 0.0) {  // moving outwards on this side: exit at th = -beta
-    d = std::max(0.0, -beta - th0);
+    d = std::max(0.0, -beta_th0);
     side = static_cast<int>(sg);
   } else {  // moving inwards: exit at the opposite side, th = pi - beta
-    d = std::numbers::pi - beta - th0;
+    d = std::numbers::pi - beta_th0;
     side = -static_cast<int>(sg);
   }
   if (exit_side) *exit_side = side;
@@ -383,8 +399,9 @@ ExactResult propagate_exact(double j, double x0, double y0, double z0, double ta
     const SlidingHit hit = sliding_event_time(j, mode, st);
     r.grazings += hit.grazings;
     if (!(hit.tau <= remaining)) {
-      r.final_state = mode_state(j, mode, st, remaining);
-      r.dissipated += dissipated(j, mode, st, remaining);
+      double d;
+      r.final_state = mode_state(j, mode, st, remaining, d);
+      r.dissipated += d;
       r.final_tau = tau_end;
       break;
     }

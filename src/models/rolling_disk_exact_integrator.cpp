@@ -90,11 +90,12 @@ class ExactIntegrator final : public Integrator {
 
   void state_at(double t, double* x) const override {
     const double tau = (t - t0_) * s_.omega0;
-    const State s = mode_state(p_.inertia_ratio, mode_, start_, tau);
+    double d;
+    const State s = mode_state(p_.inertia_ratio, mode_, start_, tau, d);
     x[kX] = s.x;
     x[kY] = s.y;
     x[kZ] = mode_ == 0 ? 0.0 : s.z;
-    x[kDissipated] = d0_ + s_.energy * dissipated(p_.inertia_ratio, mode_, start_, tau);
+    x[kDissipated] = d0_ + s_.energy * d;
   }
 
   void derivative_at(double t, double* xdot) const override {

@@ -578,6 +578,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       if (th.joinable()) th.join();
   };
 
+  std::vector<PointResult> taken;
   try {
     while (written < n) {
       std::size_t d;
@@ -586,20 +587,23 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
         ready.wait_for(lk, std::chrono::milliseconds(100), batch_ready);
         d = done;
       }
-      // Every result in a row that is there, whether or not the batch filled before the wait timed out.
+      // Every result in a row that is there, whether or not the batch filled before the wait timed out: taken
+      // under one lock, given to the sink without it, and counted as written (room for the workers) after it.
       for (;;) {
-        PointResult r;
         {
           std::lock_guard<std::mutex> lk(m);
-          if (written == n || !slots[written]) break;
-          r = std::move(*slots[written]);
-          slots[written].reset();
+          for (std::size_t k = written; k < n && slots[k]; ++k) {
+            taken.push_back(std::move(*slots[k]));
+            slots[k].reset();
+          }
         }
-        sink(written, std::move(r));
+        if (taken.empty()) break;
+        for (std::size_t k = 0; k < taken.size(); ++k) sink(written + k, std::move(taken[k]));
         {
           std::lock_guard<std::mutex> lk(m);
-          ++written;
+          written += taken.size();
         }
+        taken.clear();
         room.notify_all();
       }
       if (progress) progress(d, n);

@@ -108,6 +108,9 @@ double energy(double j, const State& s);
 /// j * integral |z| dtau (closed form; 0 in rolling). Valid while z keeps the sign of the mode.
 double dissipated(double j, int mode, const State& start, double tau);
 
+/// mode_state and dissipated together, from one sine and cosine (the same numbers as the two calls).
+State mode_state(double j, int mode, const State& start, double tau, double& dissipated);
+
 /// Initial mode of a state (rule in the file comment).
 int initial_mode(const State& s);
 
