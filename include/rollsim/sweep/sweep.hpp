@@ -105,7 +105,8 @@ struct PointWorkspace {
   std::unique_ptr<Scenario> scenario;  ///< a copy of *of with an earlier point's swept values, or empty
   const Scenario* of = nullptr;        ///< the base the copy was made of, known by its address: one per sweep
   /// Each axis's values checked and converted once (prepare_value), by axis and value index, for the base `of`
-  /// and the spec `spec`; a value that is bad input keeps its error, thrown again at each point that uses it.
+  /// and the spec `spec`; a value that is bad input keeps its error, thrown again at each point that uses it. A
+  /// workspace serves one sweep: its base and spec are known by their addresses.
   std::vector<std::vector<std::variant<std::monostate, PreparedValue, std::exception_ptr>>> prepared;
   const Spec* spec = nullptr;
 };
