@@ -6,4 +6,5 @@ add_test(NAME layers
 add_test(NAME python_layers
   COMMAND /usr/bin/python3 -m unittest -v test_layers
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/python)
-set_tests_properties(layers python_layers PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1" LABELS python)
+set_tests_properties(layers python_layers PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1"
+  LABELS "python;python_tools")

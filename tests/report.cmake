@@ -6,6 +6,6 @@ add_test(NAME python_report
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/python)
 set_tests_properties(python_report PROPERTIES
   ENVIRONMENT "ROLLSIM_BINARY=$<TARGET_FILE:rollsim>;ROLLSIM_SOURCE_DIR=${CMAKE_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1;MPLBACKEND=Agg"
-  LABELS python
+  LABELS "python;python_tools"
   TIMEOUT 300
   SKIP_REGULAR_EXPRESSION "OK \\(skipped=[0-9]+\\)")
