@@ -119,16 +119,12 @@ struct Slide {
     d2g = w * (-(1.0 - P) * sn - Q * cs);
     d3g = w2 * (-(1.0 - P) * cs + Q * sn);
   }
-  // g and g'' at tau.
-  double g(double tau, double& d2g) const {
-    double g_, dg, d3g;
-    g_and_derivatives(tau, g_, dg, d2g, d3g);
+  // g at tau, and g'' there when asked.
+  double g(double tau, double* d2g = nullptr) const {
+    double g_, dg, c2, c3;
+    g_and_derivatives(tau, g_, dg, c2, c3);
+    if (d2g) *d2g = c2;
     return g_;
-  }
-  double g(double tau) const {
-    const double u = w * tau;
-    const double sn = std::sin(u), cs = std::cos(u);
-    return s * z0 - u_minus_sin(u, sn) / w - s * w * d * sn - s * y0 * one_minus_cos(sn, cs);
   }
   // State and integral of z at tau from one sine/cosine evaluation.
   State state_and_integral(double tau, double& integral) const {
@@ -266,7 +262,7 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
     // g strictly decreasing: one root, between tau_lo and a + omega M.
     double lo = tau_lo, hi = std::max(a + w * M, tau_lo) * (1.0 + 1e-12) + 1e-300;
     double curv;
-    double glo = sl.g(lo, curv), ghi = sl.g(hi);
+    double glo = sl.g(lo, &curv), ghi = sl.g(hi);
     if (glo <= 0.0) {
       hit.tau = lo;
       return hit;
@@ -310,7 +306,7 @@ SlidingHit sliding_event_time(double j, int s, const State& start) {
     }
     double lo = std::max(0.0, (umk - du) / w);
     double curv;
-    double glo = sl.g(lo, curv);
+    double glo = sl.g(lo, &curv);
     if (lo == 0.0) glo = g0;
     if (glo <= 0.0) {  // only by round-off at a start on z = 0
       hit.tau = lo;
