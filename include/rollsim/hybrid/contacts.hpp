@@ -74,8 +74,19 @@ struct ContactSpec {
 struct ContactTerms {
   double gap = 0, gap_bias = 0;    ///< g, and g'' - W_n.q''
   double slip = 0, slip_bias = 0;  ///< w, and w' - W_t.q''
-  double mu = 0, restitution = 0, given_normal = 0;
+  /// mu: the kinetic (sliding) coefficient; mu_static: the bound while sticking (>= mu; the model sets it to mu
+  /// where no static coefficient is given).
+  double mu = 0, mu_static = 0, restitution = 0, given_normal = 0;
   std::vector<double> Wn, Wt;
+};
+
+/// One holonomic constraint C(t, q) = 0 held together with the contacts (bilateral: its multiplier has any sign),
+/// filled by the model (G has dimension n, sized by the engine). M q'' = f + G^T lambda_C + the contact forces.
+struct ConstraintTerms {
+  double value = 0;  ///< C
+  double rate = 0;   ///< C' = G q' + dC/dt
+  double bias = 0;   ///< C'' - G q''
+  std::vector<double> G;  ///< dC/dq
 };
 
 /// How the engine chooses the contacts' modes and impulses at an event.
@@ -137,14 +148,18 @@ class ContactEngine : public HybridSystem {
  protected:
   /// Called by the model's constructor. \param base_states the model's states: q, q' and its extras;
   /// \param x0 their initial values; \param user_outputs, user_witnesses the model's own.
+  /// \param constraint_names the holonomic constraints held with the contacts (constraint_terms), in order.
   void configure(std::size_t n, std::vector<ContactSpec> contacts, Signals base_states, std::vector<double> x0,
-                 Signals user_outputs, std::vector<Witness> user_witnesses, ContactSettings settings);
+                 Signals user_outputs, std::vector<Witness> user_witnesses, ContactSettings settings,
+                 std::vector<std::string> constraint_names = {});
 
   // ---- what the model supplies -----------------------------------------------------------------------
   /// M (n x n, column-major) and f (n) at (t, x).
   virtual void mass_and_forces(double t, const double* x, double* M, double* f) const = 0;
   /// Every contact's terms at (t, x).
   virtual void contact_terms(double t, const double* x, ContactTerms* terms) const = 0;
+  /// Every holonomic constraint's terms at (t, x), in the order of configure's constraint_names (default: none).
+  virtual void constraint_terms(double /*t*/, const double* /*x*/, ConstraintTerms* /*terms*/) const {}
   /// The rates of the model's extra states, given the accelerations a (default: none).
   virtual void extra_rates(double /*t*/, const double* /*x*/, const double* /*a*/, double* /*r*/) const {}
   /// The kinetic and potential energy, the Jacobi energy h and the model's conserved combination
