@@ -47,6 +47,9 @@ struct LagrangeModel {
     std::string name;
     bool unilateral = false, friction = false;
     GiNaC::ex gap, slip_velocity, friction_coefficient, restitution, normal_force;
+    /// The bound on the friction force while sticking (>= friction_coefficient; equal to it where the scenario
+    /// gives no static coefficient).
+    GiNaC::ex static_friction_coefficient;
   };
   std::vector<Contact> contacts;
   std::vector<GiNaC::ex> outputs;  ///< may use a (accelerations)
