@@ -192,6 +192,7 @@ class ContactEngine : public HybridSystem {
 
   std::size_t n_ = 0, n_base_ = 0;
   std::vector<ContactSpec> contacts_;
+  std::vector<std::string> constraint_names_;
   std::vector<double> x0_;
   Signals states_, outputs_;
   std::size_t n_user_outputs_ = 0;
