@@ -52,6 +52,8 @@ int keys_command(const KeysArgs& a) {
         throw InputError(Origin{"--with " + w, 0, 0}, "expected KEY=VALUE, e.g. formulation=contact");
       raw[w.substr(0, eq)] = w.substr(eq + 1);
     }
+    // `raw` holds no `model` (a scenario's always does): a model whose keys the scenario names (lagrangian:
+    // parameters, coordinates, contacts, ...) lists them for the placeholder name NAME.
     keys = m->schema(raw);
   }
   if (!a.sections.empty()) {

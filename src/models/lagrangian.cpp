@@ -5,8 +5,10 @@
 #include <chrono>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <Eigen/Dense>
 
@@ -71,51 +73,74 @@ std::vector<std::string> ordered(const Scenario& sc, const std::string& section,
   return names;
 }
 
+/// The keys of a user model. A scenario names its parameters, coordinates, bodies, constraints, contacts, outputs
+/// and events, and gets the keys of those names. A key listing (`rollsim keys lagrangian`: its raw keys hold no
+/// `model`, which every scenario file has) gets them for the placeholder name NAME of each section, and every
+/// optional section's keys, so that the listing and the validation come from these declarations alone.
 std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
+  const bool listing = raw.count("model") == 0;
+  auto names = [&](const std::string& section) {
+    auto v = names_in(raw, section);
+    if (listing && v.empty()) v.push_back(section == "bodies" ? "N" : "NAME");
+    return v;
+  };
   std::vector<KeySpec> v;
-  for (const auto& p : names_in(raw, "parameters"))
+  for (const auto& p : names("parameters"))
     v.push_back(real_key("parameters." + p, "", "model parameter " + p + " (a number the expressions use)").required());
-  const auto coords = names_in(raw, "coordinates");
-  for (const auto& c : coords) {
+  auto coords = names("coordinates");
+  for (const auto& c : coords)
     v.push_back(string_key("coordinates." + c, "", {}, "unit of the generalized coordinate " + c).required());
+  // Without [coordinates], the names [initial], [initial_rates] and [lagrangian.forces] use are declared all the
+  // same, so that the model refuses the file for its missing [coordinates] (make_system), not for those keys.
+  if (coords.empty()) {
+    std::set<std::string> used;
+    for (const auto* section : {"initial", "initial_rates", "lagrangian.forces"})
+      for (const auto& n : names_in(raw, section)) used.insert(n);
+    coords.assign(used.begin(), used.end());
+  }
+  for (const auto& c : coords) {
     v.push_back(real_key("initial." + c, "coordinate unit", "q(0) of " + c).with_default(0.0));
     v.push_back(real_key("initial_rates." + c, "coordinate unit/s", "q'(0) of " + c).with_default(0.0));
-    v.push_back(string_key("lagrangian.forces." + c, "0", {}, "generalized force Q(t, q, der(q)) on " + c));
+    v.push_back(expression_key("lagrangian.forces." + c, "0", "generalized force Q(t, q, der(q)) on " + c));
   }
-  v.push_back(string_key("lagrangian.kinetic", "0", {}, "kinetic energy T(t, q, der(q))"));
-  v.push_back(string_key("lagrangian.potential", "0", {}, "potential energy V(t, q), no der()"));
-  for (const auto& b : names_in(raw, "bodies")) {
+  v.push_back(expression_key("lagrangian.kinetic", "0", "kinetic energy T(t, q, der(q))"));
+  v.push_back(expression_key("lagrangian.potential", "0", "potential energy V(t, q), no der()"));
+  for (const auto& b : names("bodies")) {
     const std::string k = "bodies." + b + ".";
     v.push_back(string_key(k + "name", "body " + b, {}, "the body's name, for messages"));
-    v.push_back(string_key(k + "mass", "", {}, "mass m (an expression)").required());
-    v.push_back(string_key(k + "inertia", "0", {}, "moment of inertia about the centre of mass"));
-    v.push_back(string_key(k + "x", "0", {}, "x of the centre of mass (t, q)"));
-    v.push_back(string_key(k + "y", "0", {}, "y of the centre of mass (t, q), up; gravity g along -y"));
-    v.push_back(string_key(k + "angle", "0", {}, "rotation angle of the body (t, q)"));
+    v.push_back(expression_key(k + "mass", "", "mass m (t, q)").required());
+    v.push_back(expression_key(k + "inertia", "0", "moment of inertia about the centre of mass (t, q)"));
+    v.push_back(expression_key(k + "x", "0", "x of the centre of mass (t, q)"));
+    v.push_back(expression_key(k + "y", "0", "y of the centre of mass (t, q), up; gravity g along -y"));
+    v.push_back(expression_key(k + "angle", "0", "rotation angle of the body (t, q)"));
   }
-  const auto constraints = names_in(raw, "constraints");
+  const auto constraints = names("constraints");
   for (const auto& c : constraints)
-    v.push_back(string_key("constraints." + c + ".expression", "", {}, "holonomic constraint g(t, q) = 0").required());
-  const auto contact_names = names_in(raw, "contacts");
+    v.push_back(expression_key("constraints." + c + ".expression", "", "holonomic constraint C(t, q) = 0").required());
+  const auto contact_names = names("contacts");
   for (const auto& c : contact_names) {
     const std::string k = "contacts." + c + ".";
-    v.push_back(string_key(k + "gap", "", {}, "unilateral contact: the gap g(q) >= 0; its normal force is computed"));
-    v.push_back(string_key(k + "restitution", "0", {}, "Newton's restitution e in [0, 1] at an impact (with a gap)"));
-    v.push_back(string_key(k + "slip_velocity", "", {}, "slip velocity w(q, der(q)), linear in der(q)"));
-    v.push_back(string_key(k + "normal_force", "", {}, "a given normal force N(t, q, der(q)) (without a gap)"));
-    v.push_back(string_key(k + "friction_coefficient", "", {}, "Coulomb friction coefficient mu (with a slip velocity)"));
+    v.push_back(expression_key(k + "gap", "", "unilateral contact: the gap g(q) >= 0; its normal force is computed"));
+    v.push_back(expression_key(k + "restitution", "0", "Newton's restitution e(t, q, der(q)) in [0, 1] at an impact (with a gap)"));
+    v.push_back(expression_key(k + "slip_velocity", "", "slip velocity w(q, der(q)), linear in der(q)"));
+    v.push_back(expression_key(k + "normal_force", "", "a given normal force N(t, q, der(q)) (without a gap)"));
+    v.push_back(expression_key(k + "friction_coefficient", "",
+                               "Coulomb friction coefficient mu(t, q, der(q)) >= 0 (with a slip velocity): the sliding one"));
+    v.push_back(expression_key(k + "static_friction_coefficient", "",
+                               "the bound mu_s >= mu of the friction force while sticking (with friction_coefficient; "
+                               "default mu)"));
   }
   if (!contact_names.empty())
     for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
-  for (const auto& o : names_in(raw, "outputs")) {
+  for (const auto& o : names("outputs")) {
     const std::string k = "outputs." + o + ".";
-    v.push_back(string_key(k + "expression", "", {}, "the output (t, q, der(q), der2(q))").required());
+    v.push_back(expression_key(k + "expression", "", "the output (t, q, der(q), der2(q))").required());
     v.push_back(string_key(k + "unit", "", {}, "its unit"));
     v.push_back(string_key(k + "description", "", {}, "its meaning"));
   }
-  for (const auto& e : names_in(raw, "events")) {
+  for (const auto& e : names("events")) {
     const std::string k = "events." + e + ".";
-    v.push_back(string_key(k + "when", "", {}, "the witness; the event is where it crosses zero").required());
+    v.push_back(expression_key(k + "when", "", "the witness (t, q, der(q), der2(q)); the event is where it crosses zero").required());
     v.push_back(string_key(k + "direction", "both", {"rising", "falling", "both"}, "crossings that count"));
     v.push_back(string_key(k + "action", "record", {"record", "stop"}, "stop the run, or only record the event"));
   }
@@ -697,6 +722,60 @@ std::vector<ContactSpec> contact_specs(const symbolic::LagrangeModel& m) {
   return v;
 }
 
+/// The value of `e` at time 0 with the parameters' values and, if `x0` is given, the coordinates and rates of x0;
+/// nothing if it depends on more than that or is not a real number.
+std::optional<double> value_of(const ex& e, const symbolic::LagrangeModel& m, const Scenario& sc,
+                               const std::vector<double>* x0) {
+  GiNaC::exmap values{{m.t, 0}};
+  for (std::size_t i = 0; i < m.p.size(); ++i) values[m.p[i]] = GiNaC::numeric(sc.real("parameters." + m.parameters[i]));
+  if (x0)
+    for (std::size_t i = 0; i < m.n(); ++i) {
+      values[m.q[i]] = GiNaC::numeric((*x0)[i]);
+      values[m.qd[i]] = GiNaC::numeric((*x0)[m.n() + i]);
+    }
+  try {
+    const ex v = e.subs(values).evalf();
+    if (!GiNaC::is_a<GiNaC::numeric>(v) || !GiNaC::ex_to<GiNaC::numeric>(v).is_real()) return std::nullopt;
+    return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+  } catch (const std::exception&) {
+    return std::nullopt;  // e.g. a division by zero at these values: the kernels' evaluation reports it
+  }
+}
+
+/// Refuses a friction coefficient mu < 0 (or not finite) and a static one mu_s < mu of contact `key` ("contacts.NAME.")
+/// with their values; `where` says when they were evaluated.
+void check_friction_values(const Scenario& sc, const std::string& key, double mu, std::optional<double> mu_s,
+                           const std::string& where) {
+  std::ostringstream os;
+  os.precision(10);
+  if (!(mu >= 0) || !std::isfinite(mu)) {
+    os << key << "friction_coefficient = " << sc.string(key + "friction_coefficient") << " is " << mu << where
+       << "; allowed range [0, inf) (a Coulomb friction coefficient)";
+    sc.fail(key + "friction_coefficient", os.str());
+  }
+  if (mu_s && (!(*mu_s >= mu) || !std::isfinite(*mu_s))) {
+    os << key << "static_friction_coefficient = " << sc.string(key + "static_friction_coefficient") << " is " << *mu_s
+       << where << "; allowed range [" << mu << ", inf): at least the sliding coefficient friction_coefficient = " << mu;
+    sc.fail(key + "static_friction_coefficient", os.str());
+  }
+}
+
+/// A friction coefficient that depends on the parameters only, checked as soon as it is read.
+void check_friction_at_load(const Scenario& sc, const symbolic::LagrangeModel& m, const std::string& key,
+                            const symbolic::LagrangeModel::Contact& c) {
+  const auto mu = value_of(c.friction_coefficient, m, sc, nullptr);
+  if (!mu) return;  // it depends on the state: checked at the initial state
+  const bool has_static = sc.values.count(key + "static_friction_coefficient") && !sc.is_default(key + "static_friction_coefficient");
+  check_friction_values(sc, key, *mu, has_static ? value_of(c.static_friction_coefficient, m, sc, nullptr) : std::nullopt, "");
+}
+
+/// The friction coefficients of contact `key` at the initial state x0, mu as the kernels evaluate it.
+void check_friction_at_start(const Scenario& sc, const symbolic::LagrangeModel& m, const std::string& key, double mu,
+                             const ex& static_mu, const std::vector<double>& x0) {
+  const bool has_static = sc.values.count(key + "static_friction_coefficient") && !sc.is_default(key + "static_friction_coefficient");
+  check_friction_values(sc, key, mu, has_static ? value_of(static_mu, m, sc, &x0) : std::nullopt, " at the initial state");
+}
+
 /// The contacts at the initial state: no gap below zero, no approach at zero gap, restitutions in [0, 1].
 void check_contacts_at_start(const Scenario& sc, const Compiled& c, const symbolic::LagrangeModel& m,
                              const std::vector<double>& x0, const ContactSettings& settings) {
@@ -708,6 +787,8 @@ void check_contacts_at_start(const Scenario& sc, const Compiled& c, const symbol
     const std::string key = "contacts." + m.contacts[k].name + ".";
     std::ostringstream os;
     os.precision(10);
+    if (m.contacts[k].friction)
+      check_friction_at_start(sc, m, key, o[4 + 2 * n], m.contacts[k].static_friction_coefficient, x0);
     if (!m.contacts[k].unilateral) continue;
     double gd = 0;
     for (std::size_t i = 0; i < n; ++i) gd += o[1 + i] * x0[n + i];
@@ -729,13 +810,75 @@ void check_contacts_at_start(const Scenario& sc, const Compiled& c, const symbol
   }
 }
 
+/// The constraints' gradients G = dC/dq at the initial state must be independent: otherwise the multipliers are not
+/// determined and the DAE solver's initial condition fails without saying why. G's column j is C' at the rate e_j
+/// less C' at rate 0 (C' = G q' + dC/dt is affine in the rates); each row is scaled to unit length, so that a
+/// constraint written twice with different factors is seen as the same one.
+void check_constraints_independent(const Scenario& sc, const Compiled& c, const std::vector<double>& x0) {
+  const std::size_t n = c.n, nc = c.nc;
+  if (!nc || !c.constraints) return;
+  Scratch& w = scratch(c);
+  std::vector<double> x(x0.begin(), x0.begin() + static_cast<std::ptrdiff_t>(2 * n)), base(2 * nc), col(2 * nc);
+  for (std::size_t i = 0; i < n; ++i) x[n + i] = 0.0;
+  c.constraints(fill(c, w, 0.0, x.data(), 0.0), base.data());
+  Eigen::MatrixXd G(static_cast<Eigen::Index>(nc), static_cast<Eigen::Index>(n));
+  for (std::size_t j = 0; j < n; ++j) {
+    x[n + j] = 1.0;
+    c.constraints(fill(c, w, 0.0, x.data(), 0.0), col.data());
+    x[n + j] = 0.0;
+    for (std::size_t k = 0; k < nc; ++k)
+      G(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(j)) = col[nc + k] - base[nc + k];
+  }
+  for (std::size_t k = 0; k < nc; ++k) {
+    const double norm = G.row(static_cast<Eigen::Index>(k)).norm();
+    if (!(norm > 0) || !std::isfinite(norm))
+      sc.fail("constraints." + c.constraint_names[k] + ".expression",
+              "the gradient dC/dq of constraint " + c.constraint_names[k] + " is " +
+                  (std::isfinite(norm) ? "zero" : "not finite") +
+                  " at the initial state, so its multiplier is not determined (a constraint written as a square, such "
+                  "as (x^2 + y^2 - l^2)^2, has a zero gradient on its own surface): write it so that its gradient is "
+                  "not zero there");
+    G.row(static_cast<Eigen::Index>(k)) /= norm;
+  }
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(G, Eigen::ComputeFullU);
+  const auto& sv = svd.singularValues();
+  Eigen::Index rank = 0;
+  for (Eigen::Index i = 0; i < sv.size(); ++i)
+    if (sv(i) > 1e-8) ++rank;
+  if (rank == static_cast<Eigen::Index>(nc)) return;
+  // A left null vector of G: the constraints with a weight in it are the dependent ones.
+  const Eigen::VectorXd u = svd.matrixU().col(static_cast<Eigen::Index>(nc) - 1);
+  std::vector<std::size_t> dependent;
+  for (std::size_t k = 0; k < nc; ++k)
+    if (std::abs(u(static_cast<Eigen::Index>(k))) > 1e-6) dependent.push_back(k);
+  std::ostringstream os;
+  os.precision(3);
+  os << "the constraints";
+  for (std::size_t i = 0; i < dependent.size(); ++i)
+    os << (i == 0 ? " " : i + 1 == dependent.size() ? " and " : ", ") << c.constraint_names[dependent[i]];
+  os << " are dependent at the initial state: their gradients dC/dq are linearly dependent (" << nc
+     << " constraints of rank " << rank << ", " << n << " coordinates; smallest singular value of the gradients scaled "
+     << "to unit length " << (sv.size() < static_cast<Eigen::Index>(nc) ? 0.0 : sv.minCoeff())
+     << "), so their multipliers are not determined; remove the redundant constraint, or start where they are independent";
+  sc.fail("constraints." + c.constraint_names[dependent.back()] + ".expression", os.str());
+}
+
 std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   auto c = std::make_shared<Compiled>();
   symbolic::LagrangeModel m;
   m.parameters = ordered(sc, "parameters");
   m.coordinates = ordered(sc, "coordinates");
-  if (m.coordinates.empty())
-    throw InputError(sc.origin("model"), "a lagrangian model needs at least one coordinate: add a [coordinates] table, e.g. x = \"m\"");
+  if (m.coordinates.empty()) {
+    // At the first key that presumes coordinates ([initial], [initial_rates], [lagrangian]), else at `model`.
+    std::string at = "model";
+    for (const auto& [k, e] : sc.values)
+      if (!e.defaulted && (k.rfind("initial.", 0) == 0 || k.rfind("initial_rates.", 0) == 0 || k.rfind("lagrangian.", 0) == 0) &&
+          (at == "model" || std::tie(e.origin.line, e.origin.column) < std::tie(sc.values.at(at).origin.line, sc.values.at(at).origin.column)))
+        at = k;
+    sc.fail(at, "a user model needs [coordinates]: the scenario has no [coordinates] table; name each generalized "
+                "coordinate with its unit, e.g. [coordinates] x = \"m\"" +
+                    (at == "model" ? std::string() : " (" + at + " refers to coordinates)"));
+  }
   for (const auto& section : {"parameters", "coordinates"})
     for (const auto& name : section == std::string("parameters") ? m.parameters : m.coordinates) {
       const std::string key = std::string(section) + "." + name;
@@ -803,7 +946,10 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     sc.fail("contacts." + contacts[0] + "." + (present("contacts." + contacts[0] + ".gap") ? "gap" : "slip_velocity"),
             "contacts together with holonomic constraints are not supported; eliminate the constraints with "
             "minimal coordinates");
-  const bool filippov_form = contacts.size() == 1 && !present("contacts." + contacts[0] + ".gap");
+  // The Filippov construction sticks while the friction needed stays within mu N, the sliding bound: a static
+  // coefficient takes the single contact to the contact engine, whose sticking bound is its own.
+  const bool filippov_form = contacts.size() == 1 && !present("contacts." + contacts[0] + ".gap") &&
+                             !present("contacts." + contacts[0] + ".static_friction_coefficient");
   for (const auto& name : contacts) {
     const std::string k = "contacts." + name + ".";
     if (!is_identifier(name))
@@ -824,6 +970,10 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     if (c.friction != present(k + "friction_coefficient"))
       sc.fail(k + (c.friction ? "slip_velocity" : "friction_coefficient"),
               "contact " + name + ": slip_velocity and friction_coefficient come together (Coulomb friction)");
+    if (present(k + "static_friction_coefficient") && !present(k + "friction_coefficient"))
+      sc.fail(k + "static_friction_coefficient", "contact " + name + ": static_friction_coefficient bounds the sticking "
+                                                 "friction of a contact with friction: it needs slip_velocity and "
+                                                 "friction_coefficient (the sliding coefficient mu, mu_s >= mu)");
     if (!c.unilateral && present(k + "restitution"))
       sc.fail(k + "restitution", "contact " + name + ": restitution applies to a contact with a gap (an impact)");
     if (c.unilateral) {
@@ -844,9 +994,13 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
       if (c.slip_velocity.has(m.t))
         sc.fail(k + "slip_velocity", "the slip velocity must not depend on t explicitly (the switching surface is fixed)");
       c.friction_coefficient = rd.parse(k + "friction_coefficient");
+      c.static_friction_coefficient =
+          present(k + "static_friction_coefficient") ? rd.parse(k + "static_friction_coefficient") : c.friction_coefficient;
+      check_friction_at_load(sc, m, k, c);
     } else {
       c.slip_velocity = 0;
       c.friction_coefficient = 0;
+      c.static_friction_coefficient = 0;
     }
     if (filippov_form) {
       m.has_contact = true;
@@ -963,8 +1117,34 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
       std::ostringstream os;
       os.precision(6);
       os << "the mass matrix d2T/dder(q)2 is singular at the initial state (singular values from " << smax << " down to "
-         << smin << "): some coordinate has no inertia there; give every coordinate a kinetic energy term";
+         << smin << ")";
       const std::string key = sc.string("lagrangian.kinetic") != "0" || body_keys.empty() ? "lagrangian.kinetic" : body_keys.front();
+      // The coordinate that moves without inertia: the largest component of the right singular vector of the
+      // smallest singular value. Whether its kinetic term d2T/dder(q_i)2 is zero everywhere, or only here (a chart
+      // singular at this point, such as the spherical pendulum's azimuth at the pole), tells the remedy.
+      if (std::isfinite(smax)) {
+        Eigen::JacobiSVD<Eigen::MatrixXd> full(M, Eigen::ComputeFullV);
+        Eigen::Index i = 0;
+        full.matrixV().col(n - 1).cwiseAbs().maxCoeff(&i);
+        const std::string& q = m.coordinates[static_cast<std::size_t>(i)];
+        const ex mii = symbolic::d(symbolic::d(m.kinetic, m.qd[static_cast<std::size_t>(i)]), m.qd[static_cast<std::size_t>(i)]);
+        if (M(i, i) > 1e-12 * smax) {
+          // Every coordinate has inertia of its own, but a combination of rates has none.
+          os << ": the combination of rates";
+          const Eigen::VectorXd nv = full.matrixV().col(n - 1);
+          for (Eigen::Index j = 0; j < n; ++j)
+            if (std::abs(nv(j)) > 1e-6) os << " " << (nv(j) >= 0 ? "+" : "-") << std::abs(nv(j)) << " der(" << m.coordinates[static_cast<std::size_t>(j)] << ")";
+          os << " has no inertia: the kinetic energy depends on these rates through fewer combinations than "
+             << "coordinates; give every coordinate a kinetic energy term of its own, or remove one";
+        } else if (!mii.normal().is_zero())
+          os << " (coordinate " << q << ": its kinetic term vanishes there; the coordinates are singular at this point, "
+             << "like a spherical pendulum at the pole): start away from it or choose other coordinates";
+        else
+          os << ": coordinate " << q << " has no inertia (d2T/dder(" << q << ")2 = 0 everywhere); give every coordinate "
+             << "a kinetic energy term";
+      } else {
+        os << ": give every coordinate a kinetic energy term";
+      }
       sc.fail(key, os.str());
     }
   }
@@ -986,6 +1166,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
         sc.fail("constraints." + m.constraint_names[k] + ".expression", os.str());
       }
     }
+    check_constraints_independent(sc, *c, x0);
     x0.resize(2 * c->n + c->nc, 0.0);
     auto sys = std::make_unique<ConstrainedUserSystem>(c, x0);
     std::vector<double> xd(x0.size()), lam(c->nc);
@@ -994,7 +1175,11 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     return std::make_unique<ConstrainedUserSystem>(c, x0);
   }
   x0.resize(2 * c->n + c->n_extra, 0.0);
-  if (c->has_contact) return std::make_unique<ContactSystem>(c, x0);
+  if (c->has_contact) {
+    if (const auto mu = value_of(m.friction_coefficient, m, sc, &x0))
+      check_friction_at_start(sc, m, "contacts." + contacts.front() + ".", *mu, m.friction_coefficient, x0);
+    return std::make_unique<ContactSystem>(c, x0);
+  }
   if (c->n_contacts) {
     const ContactSettings settings = contact_settings_from(sc);
     check_contacts_at_start(sc, *c, m, x0, settings);

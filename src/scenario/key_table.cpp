@@ -13,7 +13,7 @@ std::string type_of(const KeySpec& k) {
     case Kind::Real: return k.by_name ? "number, or a table by state name" : "number";
     case Kind::Integer: return "integer";
     case Kind::Boolean: return "boolean";
-    case Kind::String: return "string";
+    case Kind::String: return k.expression ? "expression (string or number)" : "string";
     case Kind::RealList: return "array of numbers";
     case Kind::StringList: return "array of strings";
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -287,6 +288,20 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
     }
     case Kind::String: {
       auto s = n.as_string();
+      if (!s && spec.expression) {
+        const auto v = number_of(n);
+        if (!v)
+          throw InputError(where, spec.path + " must be a string (an expression) or a number, not " + node_type_name(n) +
+                                      " (" + text() + ")");
+        if (!std::isfinite(*v))
+          throw InputError(where, spec.path + " = " + text() + " is not a finite number; allowed: an expression or a finite number");
+        // The shortest text that reads back as the same double: the expression parser reads it exactly.
+        char buf[64];
+        const auto r = n.as_integer() ? std::to_chars(buf, buf + sizeof buf, n.as_integer()->get())
+                                      : std::to_chars(buf, buf + sizeof buf, *v);
+        e.value = std::string(buf, r.ptr);
+        break;
+      }
       if (!s) throw wrong_type();
       const std::string v = s->get();
       if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) {
@@ -444,6 +459,13 @@ KeyBuilder string_key(std::string path, std::string def, std::vector<std::string
   KeySpec k = key_of(std::move(path), Kind::String, "", std::move(description));
   k.def = std::move(def);
   k.choices = std::move(choices);
+  return KeyBuilder(std::move(k));
+}
+
+KeyBuilder expression_key(std::string path, std::string def, std::string description) {
+  KeySpec k = key_of(std::move(path), Kind::String, "", std::move(description));
+  k.def = std::move(def);
+  k.expression = true;
   return KeyBuilder(std::move(k));
 }
 

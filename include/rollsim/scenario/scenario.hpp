@@ -39,6 +39,9 @@ struct KeySpec {
   /// A Real key that may also be a table of name = number (e.g. solver.atol per state); the names are checked
   /// by whoever knows them (build_system for state names). The numbers obey the key's range.
   bool by_name = false;
+  /// A String key that holds an expression (a user model's formula): a TOML number is accepted too and becomes
+  /// its shortest round-trip text (std::to_chars), so `mass = 2` reads as `mass = "2"`.
+  bool expression = false;
   /// A default derived from other values (e.g. an inertia from a mass and a length), computed when the key is
   /// absent, after every other key is resolved; it appears in resolved_text like any value.
   std::function<Value(const Scenario&)> derive;
@@ -83,6 +86,8 @@ KeyBuilder real_key(std::string path, std::string unit, std::string description)
 KeyBuilder integer_key(std::string path, long long def, std::string description);
 /// A string with its default and, unless `choices` is empty, the values allowed.
 KeyBuilder string_key(std::string path, std::string def, std::vector<std::string> choices, std::string description);
+/// An expression: a string, or a number taken as its shortest round-trip text; with its default text.
+KeyBuilder expression_key(std::string path, std::string def, std::string description);
 /// true or false, with its default.
 KeyBuilder boolean_key(std::string path, bool def, std::string description);
 /// A list of real numbers; the range applies to every element.
