@@ -32,6 +32,8 @@ struct EventSpec {
 /// Everything the systems share: sizes, names, parameter values and the compiled kernels.
 struct Compiled {
   std::size_t n = 0, np = 0, nc = 0, n_extra = 0, n_user_outputs = 0, n_events = 0;
+  /// The DAE's extra states (after q, v, lambda): W_Q, P (those present) and W_C (always).
+  std::size_t n_dae_extra = 0;
   std::size_t n_contacts = 0;  ///< contacts of the contact engine (hybrid/contacts.hpp)
   bool has_contact = false, has_forces = false, explicit_time = false, friction_dissipates = false;
   std::vector<std::string> coordinates, units, constraint_names;
@@ -41,7 +43,8 @@ struct Compiled {
   double alpha = kDefaultBaumgarte;
   std::shared_ptr<symbolic::CompiledKernels> lib;
   KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
-                 outputs_jac = nullptr, witnesses = nullptr, contacts = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr;
+                 outputs_jac = nullptr, witnesses = nullptr, contacts = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr,
+                 contact_constraints = nullptr, dae_extra = nullptr, dae_extra_jac = nullptr;
   std::size_t in_size = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   SetupTimes setup;
 };
@@ -61,7 +64,9 @@ struct Scratch {
     grow(dyn, n * n + n);
     grow(jac, (n + c.n_extra + c.nc + n) * (3 * n + c.nc) + N);
     grow(out, std::max<std::size_t>({c.n_user_outputs * 3 * n + c.n_user_outputs + c.n_events + 4 * n + 8,
-                                     c.n_contacts * symbolic::KernelNames::contact_stride(n), 16}));
+                                     c.n_contacts * symbolic::KernelNames::contact_stride(n),
+                                     c.nc * symbolic::KernelNames::constraint_stride(n),
+                                     c.n_dae_extra * (2 * n + c.nc + 1), 16}));
     grow(tmp, 4 * N + 8);
     if (static_cast<std::size_t>(M.rows()) != n + c.nc) {
       M.resize(static_cast<Eigen::Index>(n + c.nc), static_cast<Eigen::Index>(n + c.nc));
@@ -168,6 +173,8 @@ inline Signals output_signals(const Compiled& c) {
             {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}};
   if (c.nc == 0)
     s.push_back({"energy_balance", "J", "h - work_forces + dissipated_friction + work_explicit_time: constant"});
+  else
+    s.push_back({"energy_balance", "J", "h - work_forces + work_explicit_time - work_constraints: constant"});
   if (c.has_contact) {
     s.push_back({"slip_velocity", "m/s", "the contact's slip velocity w"});
     s.push_back({"normal_force", "N", "the contact's normal force N"});

@@ -160,6 +160,8 @@ Derivation derive(const LagrangeModel& m) {
       c.push_back(k.friction_coefficient);
       c.push_back(k.restitution);
       c.push_back(k.normal_force);
+      // The sticking bound: the static coefficient, or the kinetic one where none is given.
+      c.push_back(k.static_friction_coefficient.is_zero() ? k.friction_coefficient : k.static_friction_coefficient);
     }
     out.kernels.push_back({KernelNames::contacts, c});
   }
@@ -170,22 +172,54 @@ Derivation derive(const LagrangeModel& m) {
   out.kernels.push_back({KernelNames::events, m.events});
 
   if (nc > 0) {
-    // x = [q, v, lambda]; v is q' (the symbols qd), v' is a.
-    std::vector<ex> res(n + nc), C1(nc);
-    for (std::size_t i = 0; i < n; ++i) {
-      res[i] = R[i];
-      for (std::size_t k = 0; k < nc; ++k) res[i] -= d(m.constraints[k], m.q[i]) * m.lambda[k];
-    }
+    // C' and C'' as total time derivatives (C has no rates, so C'' is linear in a with the coefficients G).
+    std::vector<ex> C1(nc), C2(nc);
     for (std::size_t k = 0; k < nc; ++k) {
       C1[k] = total_derivative(m, m.constraints[k]);
-      const ex C2 = total_derivative(m, C1[k]);
-      res[n + k] = C2 + 2 * m.alpha * C1[k] + m.alpha * m.alpha * m.constraints[k];
+      C2[k] = total_derivative(m, C1[k]);
     }
-    out.kernels.push_back({KernelNames::dae, res});
-    std::vector<ex> djac;
-    append_jacobian(djac, res, concat({&m.q, &m.qd, &m.lambda, &m.a}));
-    out.kernels.push_back({KernelNames::dae_jac, djac});
     out.kernels.push_back({KernelNames::constraints, concat({&m.constraints, &C1})});
+    if (!m.contacts.empty()) {
+      // The contact engine holds the constraints: C, C', G, C'' - G.a per constraint.
+      std::vector<ex> c;
+      for (std::size_t k = 0; k < nc; ++k) {
+        c.push_back(m.constraints[k]);
+        c.push_back(C1[k]);
+        for (std::size_t i = 0; i < n; ++i) c.push_back(d(m.constraints[k], m.q[i]));
+        c.push_back(C2[k].subs(zero_a));
+      }
+      out.kernels.push_back({KernelNames::contact_constraints, c});
+    } else {
+      // x = [q, v, lambda, extras]; v is q' (the symbols qd), v' is a.
+      std::vector<ex> res(n + nc);
+      ex constraint_power = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        res[i] = R[i];
+        for (std::size_t k = 0; k < nc; ++k) {
+          res[i] -= d(m.constraints[k], m.q[i]) * m.lambda[k];
+          constraint_power += d(m.constraints[k], m.q[i]) * m.lambda[k] * m.qd[i];
+        }
+      }
+      for (std::size_t k = 0; k < nc; ++k)
+        res[n + k] = C2[k] + 2 * m.alpha * C1[k] + m.alpha * m.alpha * m.constraints[k];
+      out.kernels.push_back({KernelNames::dae, res});
+      std::vector<ex> djac;
+      append_jacobian(djac, res, concat({&m.q, &m.qd, &m.lambda, &m.a}));
+      out.kernels.push_back({KernelNames::dae_jac, djac});
+      // The extra states' rates: W_Q', P' (as the ODE's) and W_C'.
+      std::vector<ex> dextra;
+      if (out.has_forces) {
+        ex pw = 0;
+        for (std::size_t i = 0; i < n; ++i) pw += m.forces[i] * m.qd[i];
+        dextra.push_back(pw);
+      }
+      if (out.explicit_time) dextra.push_back(d(L, m.t));
+      dextra.push_back(constraint_power);
+      out.kernels.push_back({KernelNames::dae_extra, dextra});
+      std::vector<ex> dejac;
+      append_jacobian(dejac, dextra, concat({&m.q, &m.qd, &m.lambda}));
+      out.kernels.push_back({KernelNames::dae_extra_jac, dejac});
+    }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -18,7 +18,10 @@
 ///
 /// Holonomic constraints C(t, q) = 0 (nc) give the index-1 DAE of the built-in constrained models, in
 /// x = [q, v, lambda]:  q' - v = 0;  R(t, q, v, v') - G^T lambda = 0;  C'' + 2 alpha C' + alpha^2 C = 0, where
-/// G = dC/dq and C', C'' are total time derivatives (alpha: the Baumgarte rate).
+/// G = dC/dq and C', C'' are total time derivatives (alpha: the Baumgarte rate). The constraints' generalized
+/// force G^T lambda has the power (G^T lambda).q' (nonzero for a moving, rheonomic constraint): with W_C' equal to
+/// it, h - W_Q + P - W_C is conserved. A model with contacts holds its constraints on the contact engine instead
+/// (rs_contact_constraints).
 #include <string>
 #include <vector>
 
@@ -75,16 +78,27 @@ struct KernelNames {
   static constexpr const char* extra = "rs_extra";          ///< the extra states' rates (E): W_Q', D', P'
   static constexpr const char* energy = "rs_energy";        ///< h, T, V
   static constexpr const char* contact = "rs_contact";      ///< w, dw/dq (n), dw/dq' (n), N, mu
-  /// Per contact of LagrangeModel::contacts (2n + 7 each): g, dg/dq (n), g'' - dg/dq.a, w, dw/dq' (n),
-  /// w' - dw/dq'.a, mu, e, N.
+  /// Per contact of LagrangeModel::contacts (2n + 8 each): g, dg/dq (n), g'' - dg/dq.a, w, dw/dq' (n),
+  /// w' - dw/dq'.a, mu, e, N, mu_static.
   static constexpr const char* contacts = "rs_contacts";
-  static std::size_t contact_stride(std::size_t n) { return 2 * n + 7; }
+  static std::size_t contact_stride(std::size_t n) { return 2 * n + 8; }
+  /// Per holonomic constraint of a model with contacts (the contact engine holds them; n + 3 each): C,
+  /// C' (total time derivative), dC/dq (n), C'' - dC/dq.a.
+  static constexpr const char* contact_constraints = "rs_contact_constraints";
+  static std::size_t constraint_stride(std::size_t n) { return n + 3; }
   static constexpr const char* outputs = "rs_outputs";      ///< the outputs
   static constexpr const char* outputs_jac = "rs_outputs_jac";  ///< dy/dq, dy/dq', dy/da (m x 3n)
   static constexpr const char* events = "rs_events";        ///< the event witnesses
   static constexpr const char* dae = "rs_dae";              ///< R - G^T lambda (n), C'' + 2 alpha C' + alpha^2 C (nc)
   static constexpr const char* dae_jac = "rs_dae_jac";      ///< d/dq, d/dv, d/dlambda, d/da of rs_dae
   static constexpr const char* constraints = "rs_constraints";  ///< C (nc), C' (nc)
+  /// The DAE's extra states' rates (those present, in this order): W_Q' = Q.q', P' = dL/dt, and
+  /// W_C' = (G^T lambda).q' (the constraints' work; always present).
+  static constexpr const char* dae_extra = "rs_dae_extra";
+  static constexpr const char* dae_extra_jac = "rs_dae_extra_jac";  ///< d/dq, d/dv, d/dlambda of rs_dae_extra
+  /// Names the layout above; part of the compiled library's cache key, so that a library built for another
+  /// layout is never loaded.
+  static constexpr const char* layout = "kernel-layout-3";
 };
 
 /// What the derivation found about the model.
