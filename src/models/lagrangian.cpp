@@ -432,11 +432,12 @@ class ContactSystem final : public FilippovSystem, public UserModel {
 class UserContactSystem final : public ContactEngine, public UserModel {
  public:
   UserContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0, std::vector<ContactSpec> specs,
-                    ContactSettings settings)
+                    ContactSettings settings, std::vector<std::string> constraint_names = {})
       : c_(std::move(c)) {
     Signals base = state_signals(*c_);
     add_extra_states(*c_, base);
-    configure(c_->n, std::move(specs), std::move(base), std::move(x0), c_->user_outputs, user_witnesses(*c_), settings);
+    configure(c_->n, std::move(specs), std::move(base), std::move(x0), c_->user_outputs, user_witnesses(*c_), settings,
+              std::move(constraint_names));
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
@@ -465,6 +466,21 @@ class UserContactSystem final : public ContactEngine, public UserModel {
       ct.mu = o[4 + 2 * n];
       ct.restitution = o[5 + 2 * n];
       ct.given_normal = o[6 + 2 * n];
+      ct.mu_static = o[7 + 2 * n];
+    }
+  }
+  void constraint_terms(double t, const double* x, ConstraintTerms* terms) const override {
+    if (!c_->nc) return;
+    Scratch& w = scratch(*c_);
+    c_->contact_constraints(fill(*c_, w, t, x, 0.0), w.out.data());
+    const std::size_t n = c_->n, stride = symbolic::KernelNames::constraint_stride(n);
+    for (std::size_t k = 0; k < c_->nc; ++k) {
+      const double* o = w.out.data() + k * stride;
+      ConstraintTerms& ct = terms[k];
+      ct.value = o[0];
+      ct.rate = o[1];
+      std::copy(o + 2, o + 2 + n, ct.G.begin());
+      ct.bias = o[2 + n];
     }
   }
   void extra_rates(double t, const double* x, const double* a, double* r) const override {
@@ -508,6 +524,12 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     states_ = state_signals(*c_);
     for (const auto& n : c_->constraint_names)
       states_.push_back({"lambda_" + n, "", "multiplier of constraint " + n + " (its generalized force is G^T lambda)"});
+    if (c_->has_forces) states_.push_back({"work_forces", "J", "work done by the generalized forces Q since the start"});
+    if (c_->explicit_time)
+      states_.push_back({"work_explicit_time", "J", "integral of dL/dt (a Lagrangian with explicit time)"});
+    states_.push_back({"work_constraints", "J",
+                       "work done by the constraint forces G^T lambda since the start ((G^T lambda).q'; nonzero for "
+                       "a moving constraint)"});
     outputs_ = output_signals(*c_);
   }
   std::string model_name() const override { return "lagrangian"; }
@@ -525,9 +547,14 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     double* in = fill_dae(w, t, x, xdot);
     for (std::size_t i = 0; i < n; ++i) r[i] = xdot[i] - x[n + i];
     c_->dae(in, r + n);
+    // The extra states (works): x_e' - rate_e = 0.
+    const std::size_t e0 = 2 * n + c_->nc;
+    c_->dae_extra(in, r + e0);
+    for (std::size_t e = 0; e < c_->n_dae_extra; ++e) r[e0 + e] = xdot[e0 + e] - r[e0 + e];
   }
   void differential_ids(double* id) const override {
-    for (std::size_t i = 0; i < size(); ++i) id[i] = i < 2 * c_->n ? 1.0 : 0.0;
+    // q, v and the works are differential, lambda algebraic.
+    for (std::size_t i = 0; i < size(); ++i) id[i] = i < 2 * c_->n || i >= 2 * c_->n + c_->nc ? 1.0 : 0.0;
   }
   bool residual_jacobian(double t, const double* x, const double* xdot, int, double cj, double* J) const override {
     const std::size_t n = c_->n, nc = c_->nc, N = size(), R = n + nc;
@@ -543,6 +570,13 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
       for (std::size_t r = 0; r < R; ++r) J[n + r + N * col] = w.jac[r + R * col];
     for (std::size_t j = 0; j < n; ++j)
       for (std::size_t r = 0; r < R; ++r) J[n + r + N * (n + j)] += cj * w.jac[r + R * (2 * n + nc + j)];
+    // The works' rows: cj on their own column, minus their rates' derivatives by q, v and lambda.
+    const std::size_t E = c_->n_dae_extra, e0 = 2 * n + nc;
+    c_->dae_extra_jac(w.in.data(), w.out.data());
+    for (std::size_t e = 0; e < E; ++e) {
+      J[e0 + e + N * (e0 + e)] = cj;
+      for (std::size_t col = 0; col < 2 * n + nc; ++col) J[e0 + e + N * col] = -w.out[e + E * col];
+    }
     return true;
   }
   void initial_derivative(double t, const double* x, int, double* xdot0) const override {
@@ -568,13 +602,24 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     y[0] = e[1];
     y[1] = e[2];
     y[2] = e[0];
-    std::size_t o = 3;
+    y[3] = balance(e[0], x);
+    std::size_t o = 4;
     std::vector<double> cons(2 * nc);
     c_->constraints(in, cons.data());
     for (std::size_t k = 0; k < nc; ++k) y[o++] = cons[k];
     if (c_->n_user_outputs) c_->outputs(in, y + o);
   }
   std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<ConstraintSummarizer>(*c_); }
+  /// E = h - W_Q + P - W_C, conserved (the self-audit checks it); no dissipation.
+  bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
+    double* y = output_buffer(outputs_.size());
+    compute_outputs(t, x, 0, y);
+    e.energy = y[3];
+    e.dissipated = 0;
+    e.scale = std::abs(y[0]) + std::abs(y[1]);
+    for (std::size_t k = 2 * c_->n + c_->nc; k < size(); ++k) e.scale += std::abs(x[k]);
+    return true;
+  }
 
   /// a and lambda consistent with (t, q, v): the residual is affine in them; solve it. Writes xdot (q' = v, v' = a)
   /// and, if lambda is given, the multipliers.
@@ -601,8 +646,11 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     }
     for (std::size_t k = 0; k < nc; ++k) {
       xdot[2 * n + k] = 0.0;
-      if (lambda) lambda[k] = sol(static_cast<Eigen::Index>(n + k));
+      xz[2 * n + k] = sol(static_cast<Eigen::Index>(n + k));
+      if (lambda) lambda[k] = xz[2 * n + k];
     }
+    // The works' rates at the solved multipliers.
+    c_->dae_extra(fill_dae(w, t, xz.data(), xdot), xdot + 2 * n + nc);
   }
 
  private:
@@ -611,15 +659,15 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     explicit ConstraintSummarizer(const Compiled& c) : nc_(c.nc) {}
     void on_point(double, const double*, const double* y, int) override {
       if (!have_) {
-        e0_ = y[2];
+        e0_ = y[3];
         have_ = true;
       }
-      drift_ = std::max(drift_, std::abs(y[2] - e0_));
-      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[3 + k]));
+      drift_ = std::max(drift_, std::abs(y[3] - e0_));
+      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[4 + k]));
     }
     std::vector<SummaryItem> items() const override {
-      return {{"energy_initial", e0_, "", "J", "initial Jacobi energy h", false},
-              {"energy_drift_abs", drift_, "", "J", "largest change of h (constant without forces)", false},
+      return {{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
+              {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance h - W_Q + P - W_C", false},
               {"constraint_residual_max", worst_, "", "", "largest |C| over the samples and steps", false}};
     }
 
@@ -628,6 +676,15 @@ class ConstrainedUserSystem final : public HybridSystem, public UserModel {
     bool have_ = false;
     double e0_ = 0, drift_ = 0, worst_ = 0;
   };
+
+  /// h - W_Q + P - W_C from the extra states of x.
+  double balance(double h, const double* x) const {
+    std::size_t k = 2 * c_->n + c_->nc;
+    double b = h;
+    if (c_->has_forces) b -= x[k++];
+    if (c_->explicit_time) b += x[k++];
+    return b - x[k];
+  }
 
   double* fill_dae(Scratch& w, double t, const double* x, const double* xdot) const {
     const Compiled& c = *c_;
@@ -942,14 +999,11 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   // to the contact engine (m.contacts).
   const auto contacts = ordered(sc, "contacts", "x");
   auto present = [&](const std::string& key) { return sc.values.count(key) && !sc.values.at(key).defaulted; };
-  if (!contacts.empty() && !constraints.empty())
-    sc.fail("contacts." + contacts[0] + "." + (present("contacts." + contacts[0] + ".gap") ? "gap" : "slip_velocity"),
-            "contacts together with holonomic constraints are not supported; eliminate the constraints with "
-            "minimal coordinates");
+  // With constraints, every contact goes to the contact engine, which holds the constraints too.
   // The Filippov construction sticks while the friction needed stays within mu N, the sliding bound: a static
   // coefficient takes the single contact to the contact engine, whose sticking bound is its own.
   const bool filippov_form = contacts.size() == 1 && !present("contacts." + contacts[0] + ".gap") &&
-                             !present("contacts." + contacts[0] + ".static_friction_coefficient");
+                             !present("contacts." + contacts[0] + ".static_friction_coefficient") && constraints.empty();
   for (const auto& name : contacts) {
     const std::string k = "contacts." + name + ".";
     if (!is_identifier(name))
@@ -1041,16 +1095,22 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     probe.constraint_names = m.constraint_names;
     for (const auto& s : state_signals(probe)) taken.insert(s.name);
     for (const auto& s : output_signals(probe)) taken.insert(s.name);
-    for (const auto& s : {"work_forces", "dissipated_friction", "work_explicit_time"}) taken.insert(s);
+    for (const auto& s : {"work_forces", "dissipated_friction", "work_explicit_time", "work_constraints"}) taken.insert(s);
     for (const auto& s : ContactEngine::engine_states()) taken.insert(s.name);
     for (const auto& s : ContactEngine::engine_outputs(contact_specs(m))) taken.insert(s.name);
+    // A constraint's multiplier (lambda_NAME) must not take a coordinate's or a built-in signal's name.
+    for (const auto& n : m.constraint_names)
+      if (taken.count("lambda_" + n))
+        sc.fail("constraints." + n + ".expression", "constraint " + n + " would name its multiplier 'lambda_" + n +
+                                                        "', which another signal has; rename the constraint");
+    for (const auto& n : m.constraint_names) taken.insert("lambda_" + n);
     for (const auto& o : c->user_outputs)
       if (taken.count(o.name)) sc.fail("outputs." + o.name + ".expression", "the output name '" + o.name + "' is taken by a built-in signal; choose another");
   }
 
   // The derivation and the compiled kernels depend on the model's text only, not on parameter values or the
   // start: runs in one process (sweep points, growth runs) share them.
-  const std::string model_key = model_text_key(sc);
+  const std::string model_key = model_text_key(sc) + KernelNames::layout + "\n";
   const DerivedModel dm = derived_model(model_key, m, sc);
   c->lib = dm.lib;
   c->setup = dm.setup;
@@ -1064,6 +1124,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   c->n_user_outputs = m.outputs.size();
   c->n_events = m.events.size();
   c->n_contacts = m.contacts.size();
+  c->n_dae_extra = c->nc && !c->n_contacts ? (dv.has_forces ? 1 : 0) + (dv.explicit_time ? 1 : 0) + 1 : 0;
   c->has_contact = m.has_contact;
   c->has_forces = dv.has_forces;
   c->explicit_time = dv.explicit_time;
@@ -1089,10 +1150,13 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   c->witnesses = lib.get(KernelNames::events);
   if (c->has_contact) c->contact = lib.get(KernelNames::contact);
   if (c->n_contacts) c->contacts = lib.get(KernelNames::contacts);
-  if (c->nc) {
+  if (c->nc) c->constraints = lib.get(KernelNames::constraints);
+  if (c->nc && c->n_contacts) c->contact_constraints = lib.get(KernelNames::contact_constraints);
+  if (c->nc && !c->n_contacts) {
     c->dae = lib.get(KernelNames::dae);
     c->dae_jac = lib.get(KernelNames::dae_jac);
-    c->constraints = lib.get(KernelNames::constraints);
+    c->dae_extra = lib.get(KernelNames::dae_extra);
+    c->dae_extra_jac = lib.get(KernelNames::dae_extra_jac);
   }
 
   // The initial state, and the checks at it.
@@ -1167,7 +1231,9 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
       }
     }
     check_constraints_independent(sc, *c, x0);
-    x0.resize(2 * c->n + c->nc, 0.0);
+  }
+  if (c->nc && !c->n_contacts) {
+    x0.resize(2 * c->n + c->nc + c->n_dae_extra, 0.0);
     auto sys = std::make_unique<ConstrainedUserSystem>(c, x0);
     std::vector<double> xd(x0.size()), lam(c->nc);
     sys->consistent(0.0, x0.data(), xd.data(), lam.data());
@@ -1183,7 +1249,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   if (c->n_contacts) {
     const ContactSettings settings = contact_settings_from(sc);
     check_contacts_at_start(sc, *c, m, x0, settings);
-    return std::make_unique<UserContactSystem>(c, x0, contact_specs(m), settings);
+    return std::make_unique<UserContactSystem>(c, x0, contact_specs(m), settings, m.constraint_names);
   }
   return std::make_unique<SmoothSystem>(c, x0);
 }
