@@ -120,15 +120,20 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   const auto contact_names = names("contacts");
   for (const auto& c : contact_names) {
     const std::string k = "contacts." + c + ".";
-    v.push_back(expression_key(k + "gap", "", "unilateral contact: the gap g(q) >= 0; its normal force is computed"));
+    // Optional keys without a value of their own: "" stands for absent (make_system asks whether each is given).
+    auto optional = [&](const std::string& leaf, std::string shown_default, std::string description) {
+      KeySpec spec = expression_key(k + leaf, "", std::move(description));
+      spec.default_text = std::move(shown_default);
+      v.push_back(std::move(spec));
+    };
+    optional("gap", "none", "unilateral contact: the gap g(q) >= 0; its normal force is computed");
     v.push_back(expression_key(k + "restitution", "0", "Newton's restitution e(t, q, der(q)) in [0, 1] at an impact (with a gap)"));
-    v.push_back(expression_key(k + "slip_velocity", "", "slip velocity w(q, der(q)), linear in der(q)"));
-    v.push_back(expression_key(k + "normal_force", "", "a given normal force N(t, q, der(q)) (without a gap)"));
-    v.push_back(expression_key(k + "friction_coefficient", "",
-                               "Coulomb friction coefficient mu(t, q, der(q)) >= 0 (with a slip velocity): the sliding one"));
-    v.push_back(expression_key(k + "static_friction_coefficient", "",
-                               "the bound mu_s >= mu of the friction force while sticking (with friction_coefficient; "
-                               "default mu)"));
+    optional("slip_velocity", "none", "slip velocity w(q, der(q)), linear in der(q)");
+    optional("normal_force", "none", "a given normal force N(t, q, der(q)) (without a gap)");
+    optional("friction_coefficient", "none",
+             "Coulomb friction coefficient mu(t, q, der(q)) >= 0 (with a slip velocity): the sliding one");
+    optional("static_friction_coefficient", "friction_coefficient",
+             "the bound mu_s >= mu of the friction force while sticking (with friction_coefficient)");
   }
   if (!contact_names.empty())
     for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
