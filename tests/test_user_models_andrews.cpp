@@ -35,7 +35,7 @@ constexpr double kV[7] = {0.1139920302151208e+4, -0.1424379294994111e+4, 0.11032
 TEST_CASE("user model: Andrews' squeezing mechanism starts at the test set's consistent accelerations and multipliers") {
   const Scenario sc = load_scenario(kAndrews);
   const auto sys = build_system(sc);
-  REQUIRE(sys->size() == 7 + 7 + 6);
+  REQUIRE(sys->size() == 7 + 7 + 6 + 2);  // q, v, lambda, and the works work_forces and work_constraints
   std::vector<double> x0(sys->size()), xd0(sys->size());
   sys->initial_state(x0.data());
   sys->initial_derivative(0.0, x0.data(), 0, xd0.data());
