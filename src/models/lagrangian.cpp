@@ -1094,6 +1094,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   {
     std::set<std::string> taken;
     Compiled probe;
+    probe.n = m.n();
     probe.coordinates = m.coordinates;
     probe.units.assign(m.n(), "");
     probe.has_contact = m.has_contact;
