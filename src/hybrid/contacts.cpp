@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/force_distribution.hpp"
 #include "rollsim/hybrid/lcp.hpp"
 
 namespace rollsim {
@@ -36,19 +37,35 @@ double dot(const std::vector<double>& a, const double* b, std::size_t n) {
 double slide_sign(int cm) { return cm == kSlidePlus ? 1.0 : cm == kSlideMinus ? -1.0 : 0.0; }
 /// Whether a contact in mode cm presses on its surface (a contact without a gap always does).
 bool is_closed(const ContactSpec& spec, int cm) { return !spec.unilateral || cm != kOpen; }
+/// The bound of the friction force while sticking: the static coefficient (never below the kinetic one).
+double stick_mu(const ContactTerms& c) { return std::max(c.mu, c.mu_static); }
+/// A contact with friction whose coefficients are both zero here is frictionless: closed, it is in the one mode
+/// kStick with no friction force (slide +, slide - and stick are one motion), and its stick witnesses never fire.
+bool frictionless_here(const ContactSpec& spec, const ContactTerms& c) {
+  return !spec.friction || (c.mu == 0 && c.mu_static <= 0);
+}
+/// A KKT matrix whose smallest pivot is below this, relative to the largest, has dependent rows: its forces are
+/// chosen by the force distribution rule (force_distribution.hpp).
+constexpr double kDependentPivot = 1e-10;
 
 /// Per-thread room for the solves: no heap allocation once the sizes are reached.
 struct Work {
-  std::size_t n = 0, nc = 0;
+  std::size_t n = 0, nc = 0, nk = 0;
   Eigen::MatrixXd M, A;
   Eigen::VectorXd f, rhs, sol;
   Eigen::PartialPivLU<Eigen::MatrixXd> lu;
   std::vector<ContactTerms> terms;
-  void ensure(std::size_t n_, std::size_t nc_) {
-    if (n == n_ && nc == nc_) return;
+  std::vector<ConstraintTerms> cterms;
+  ForceDistributionProblem dp;
+  ForceDistribution dist;
+  void ensure(std::size_t n_, std::size_t nc_, std::size_t nk_) {
+    if (n == n_ && nc == nc_ && nk == nk_) return;
     n = n_;
     nc = nc_;
-    const auto N = static_cast<Eigen::Index>(n + 2 * nc);
+    nk = nk_;
+    cterms.assign(nk, ConstraintTerms{});
+    for (auto& c : cterms) c.G.assign(n, 0.0);
+    const auto N = static_cast<Eigen::Index>(n + 2 * nc + nk);
     M.resize(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
     A.resize(N, N);
     f.resize(static_cast<Eigen::Index>(n));
@@ -63,9 +80,9 @@ struct Work {
   }
 };
 
-Work& work(std::size_t n, std::size_t nc) {
+Work& work(std::size_t n, std::size_t nc, std::size_t nk) {
   thread_local Work w;
-  w.ensure(n, nc);
+  w.ensure(n, nc, nk);
   return w;
 }
 
@@ -73,10 +90,14 @@ Work& work(std::size_t n, std::size_t nc) {
 
 /// The accelerations, the contact forces and the contacts' kinematics in a mode.
 struct ContactEngine::Solution {
-  std::vector<double> a, lam_n, lam_t, gdot, gddot, wdot;
+  std::vector<double> a, lam_n, lam_t, gdot, gddot, wdot, lam_c;
   double rcond = 1;
-  void size(std::size_t n, std::size_t nc) {
+  /// Dependent rows: the forces come from the distribution rule; best_margin is its s* (force_distribution.hpp).
+  bool dependent = false;
+  double best_margin = 0;
+  void size(std::size_t n, std::size_t nc, std::size_t nk) {
     a.resize(n);
+    lam_c.resize(nk);
     for (auto* v : {&lam_n, &lam_t, &gdot, &gddot, &wdot}) v->resize(nc);
   }
 };
@@ -89,27 +110,34 @@ void ContactEngine::configure(std::size_t n, std::vector<ContactSpec> contacts, 
   contacts_ = std::move(contacts);
   n_base_ = base_states.size();
   states_ = std::move(base_states);
-  for (auto& st : engine_states()) states_.push_back(std::move(st));
+  for (auto& st : engine_states(!constraint_names_.empty())) states_.push_back(std::move(st));
   x0_ = std::move(x0);
-  x0_.resize(n_base_ + 2, 0.0);
-  outputs_ = engine_outputs(contacts_);
+  x0_.resize(n_base_ + 2 + (constraint_names_.empty() ? 0 : 1), 0.0);
+  outputs_ = engine_outputs(contacts_, constraint_names_);
   n_user_outputs_ = user_outputs.size();
   for (auto& o : user_outputs) outputs_.push_back(std::move(o));
   user_witnesses_ = std::move(user_witnesses);
   settings_ = settings;
 }
 
-Signals ContactEngine::engine_states() {
-  return {{"dissipated_friction", "J", "energy taken by Coulomb friction since the start"},
-          {"dissipated_impact", "J", "energy lost in impacts since the start"}};
+Signals ContactEngine::engine_states(bool constraints) {
+  Signals v{{"dissipated_friction", "J", "energy taken by Coulomb friction since the start"},
+            {"dissipated_impact", "J", "energy lost in impacts since the start"}};
+  if (constraints)
+    v.push_back({"work_constraints", "J",
+                 "work done by the holonomic constraints' forces G^T lambda since the start (by a constraint that "
+                 "moves in time)"});
+  return v;
 }
 
-Signals ContactEngine::engine_outputs(const std::vector<ContactSpec>& contacts) {
+Signals ContactEngine::engine_outputs(const std::vector<ContactSpec>& contacts,
+                                      const std::vector<std::string>& constraint_names) {
   Signals out{{"kinetic_energy", "J", "kinetic energy T"},
               {"potential_energy", "J", "potential energy V"},
               {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"},
               {"energy_balance", "J",
-               "h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact: constant"}};
+               std::string("h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact") +
+                   (constraint_names.empty() ? "" : " - work_constraints") + ": constant"}};
   for (const auto& c : contacts) {
     if (c.unilateral) {
       out.push_back({"gap_" + c.name, "m", "gap g of contact " + c.name});
@@ -121,6 +149,10 @@ Signals ContactEngine::engine_outputs(const std::vector<ContactSpec>& contacts) 
                      "friction force of contact " + c.name + " along dw/dq' (opposes w when sliding)"});
       out.push_back({"slip_velocity_" + c.name, "m/s", "slip velocity w of contact " + c.name});
     }
+  }
+  for (const auto& name : constraint_names) {
+    out.push_back({"lambda_" + name, "", "multiplier of constraint " + name + " (its generalized force is G^T lambda)"});
+    out.push_back({"constraint_" + name, "", "residual of constraint " + name});
   }
   return out;
 }
@@ -149,11 +181,12 @@ std::string ContactEngine::mode_name(int mode) const {
 }
 
 bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) const {
-  const std::size_t n = n_, nc = contacts_.size();
-  Work& w = work(n, nc);
-  s.size(n, nc);
+  const std::size_t n = n_, nc = contacts_.size(), nk = constraint_names_.size();
+  Work& w = work(n, nc, nk);
+  s.size(n, nc, nk);
   mass_and_forces(t, x, w.M.data(), w.f.data());
   contact_terms(t, x, w.terms.data());
+  if (nk) constraint_terms(t, x, w.cterms.data());
   const auto ni = static_cast<Eigen::Index>(n);
   w.A.setZero();
   w.A.topLeftCorner(ni, ni) = w.M;
@@ -181,7 +214,7 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
     }
     if (!spec.unilateral && spec.friction && sgn != 0)
       for (std::size_t i = 0; i < n; ++i) w.rhs(static_cast<Eigen::Index>(i)) -= sgn * c.mu * c.given_normal * c.Wt[i];
-    if (spec.friction && closed && cm == kStick) {
+    if (spec.friction && closed && cm == kStick && !frictionless_here(spec, c)) {
       for (std::size_t i = 0; i < n; ++i) {
         const auto ii = static_cast<Eigen::Index>(i);
         w.A(ii, rt) = -c.Wt[i];
@@ -192,6 +225,16 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
       w.A(rt, rt) = 1;
     }
   }
+  for (std::size_t j = 0; j < nk; ++j) {
+    const ConstraintTerms& c = w.cterms[j];
+    const auto r = static_cast<Eigen::Index>(n + 2 * nc + j);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto ii = static_cast<Eigen::Index>(i);
+      w.A(ii, r) = -c.G[i];
+      w.A(r, ii) = c.G[i];
+    }
+    w.rhs(r) = -(c.bias + 2 * alpha * c.rate + alpha * alpha * c.value);
+  }
   w.lu.compute(w.A);
   // Eigen's LU goes on past a zero pivot (dependent constraints, e.g. more closed contacts than freedoms) and its
   // rcond estimate can miss it; the smallest pivot relative to the largest does not.
@@ -199,8 +242,70 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
     const auto piv = w.lu.matrixLU().diagonal().cwiseAbs();
     s.rcond = std::min(w.lu.rcond(), piv.minCoeff() / std::max(piv.maxCoeff(), std::numeric_limits<double>::min()));
   }
-  w.sol = w.lu.solve(w.rhs);
+  s.dependent = !(s.rcond >= kDependentPivot);  // a zero pivot can make the estimate NaN
   bool ok = true;
+  if (!s.dependent) {
+    w.sol = w.lu.solve(w.rhs);
+  } else {
+    // Dependent rows (a statically indeterminate support): the rows held and the cone conditions go to the force
+    // distribution rule, which picks one of the many force distributions (force_distribution.hpp).
+    std::vector<Eigen::Index> held;
+    for (Eigen::Index r = ni; r < w.A.rows(); ++r)
+      if (w.A(r, r) != 1 || w.A.row(r).head(ni).any()) held.push_back(r);
+    const auto m = static_cast<Eigen::Index>(held.size());
+    ForceDistributionProblem& p = w.dp;
+    p.M = w.M;
+    p.J.resize(m, ni);
+    p.C.resize(ni, m);
+    p.b.resize(m);
+    for (Eigen::Index r = 0; r < m; ++r) {
+      const Eigen::Index row = held[static_cast<std::size_t>(r)];
+      p.J.row(r) = w.A.row(row).head(ni);
+      p.C.col(r) = -w.A.col(row).head(ni);
+      p.b(r) = w.rhs(row);
+    }
+    p.f = w.rhs.head(ni);
+    auto index_of = [&](Eigen::Index row) -> Eigen::Index {
+      const auto it = std::find(held.begin(), held.end(), row);
+      return it == held.end() ? -1 : static_cast<Eigen::Index>(it - held.begin());
+    };
+    std::vector<Eigen::RowVectorXd> prow;
+    std::vector<double> p0;
+    for (std::size_t k = 0; k < nc; ++k) {
+      const ContactSpec& spec = contacts_[k];
+      const int cm = contact_mode(mode, k);
+      if (!is_closed(spec, cm)) continue;
+      const Eigen::Index in = index_of(static_cast<Eigen::Index>(n + 2 * k));
+      const Eigen::Index it = index_of(static_cast<Eigen::Index>(n + 2 * k + 1));
+      if (in >= 0) {
+        prow.push_back(Eigen::RowVectorXd::Unit(m, in));
+        p0.push_back(0.0);
+      }
+      if (it >= 0) {
+        const double mu = stick_mu(w.terms[k]);
+        for (const double side : {-1.0, 1.0}) {
+          Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(m);
+          r(it) = side;
+          double c0 = 0;
+          if (in >= 0) r(in) = mu;
+          else c0 = mu * w.terms[k].given_normal;
+          prow.push_back(r);
+          p0.push_back(c0);
+        }
+      }
+    }
+    p.P.resize(static_cast<Eigen::Index>(prow.size()), m);
+    p.p0.resize(static_cast<Eigen::Index>(prow.size()));
+    for (std::size_t r = 0; r < prow.size(); ++r) {
+      p.P.row(static_cast<Eigen::Index>(r)) = prow[r];
+      p.p0(static_cast<Eigen::Index>(r)) = p0[r];
+    }
+    ok = distribute_forces(p, w.dist);
+    s.best_margin = w.dist.best_margin;
+    w.sol.setZero();
+    w.sol.head(ni) = w.dist.a;
+    for (Eigen::Index r = 0; r < m; ++r) w.sol(held[static_cast<std::size_t>(r)]) = w.dist.lambda(r);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     s.a[i] = w.sol(static_cast<Eigen::Index>(i));
     ok = ok && std::isfinite(s.a[i]);
@@ -213,10 +318,13 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
     const double sgn = slide_sign(cm);
     const bool closed = is_closed(spec, cm);
     s.lam_n[k] = !spec.unilateral ? c.given_normal : closed ? w.sol(rn) : 0.0;
-    s.lam_t[k] = !spec.friction || !closed ? 0.0 : cm == kStick ? w.sol(rt) : -sgn * c.mu * s.lam_n[k];
+    s.lam_t[k] = !spec.friction || !closed       ? 0.0
+                 : cm == kStick                 ? (frictionless_here(spec, c) ? 0.0 : w.sol(rt))
+                                                : -sgn * c.mu * s.lam_n[k];
     s.gddot[k] = spec.unilateral ? dot(c.Wn, s.a.data(), n) + c.gap_bias : 0.0;
     s.wdot[k] = spec.friction ? dot(c.Wt, s.a.data(), n) + c.slip_bias : 0.0;
   }
+  for (std::size_t j = 0; j < nk; ++j) s.lam_c[j] = w.sol(static_cast<Eigen::Index>(n + 2 * nc + j));
   return ok;
 }
 
@@ -230,7 +338,7 @@ void ContactEngine::rhs(double t, const double* x, int mode, double* xdot) const
   // D' = -(friction force).(W_t q'): the power friction takes out of the mechanical system while sliding. A
   // sticking contact does no work (w = 0; what its force does against the slip's drift is the constraint's
   // error, like the normal force's against the gap's, and the energy balance carries it).
-  const Work& w = work(n, contacts_.size());
+  const Work& w = work(n, contacts_.size(), constraint_names_.size());
   double pf = 0;
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const int cm = contact_mode(mode, k);
@@ -239,6 +347,12 @@ void ContactEngine::rhs(double t, const double* x, int mode, double* xdot) const
   }
   xdot[n_base_] = pf;
   xdot[n_base_ + 1] = 0;
+  // The constraints' work: the power of G^T lambda_C on q' (nonzero for a constraint that moves in time).
+  if (!constraint_names_.empty()) {
+    double pc = 0;
+    for (std::size_t j = 0; j < constraint_names_.size(); ++j) pc += s.lam_c[j] * dot(w.cterms[j].G, x + n, n);
+    xdot[n_base_ + 2] = pc;
+  }
 }
 
 std::vector<Witness> ContactEngine::witnesses(int mode) const {
@@ -279,7 +393,7 @@ std::size_t ContactEngine::witness_count(int mode) const {
 void ContactEngine::witness_values(double t, const double* x, int mode, double* g) const {
   thread_local Solution s;
   solve(t, x, mode, s);
-  const Work& w = work(n_, contacts_.size());
+  const Work& w = work(n_, contacts_.size(), constraint_names_.size());
   std::size_t j = 0;
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const ContactSpec& c = contacts_[k];
@@ -287,9 +401,12 @@ void ContactEngine::witness_values(double t, const double* x, int mode, double* 
     const ContactTerms& ct = w.terms[k];
     if (c.unilateral) g[j++] = cm == kOpen ? ct.gap : s.lam_n[k];
     if (c.friction && (cm != kOpen || !c.unilateral)) {
-      if (cm == kStick) {
-        g[j++] = ct.mu * s.lam_n[k] - s.lam_t[k];
-        g[j++] = ct.mu * s.lam_n[k] + s.lam_t[k];
+      if (cm == kStick && frictionless_here(c, ct)) {
+        g[j++] = 1;  // no friction force, no slip event: the contact is frictionless here
+        g[j++] = 1;
+      } else if (cm == kStick) {
+        g[j++] = stick_mu(ct) * s.lam_n[k] - s.lam_t[k];
+        g[j++] = stick_mu(ct) * s.lam_n[k] + s.lam_t[k];
       } else {
         g[j++] = ct.slip;
       }
@@ -301,7 +418,7 @@ void ContactEngine::witness_values(double t, const double* x, int mode, double* 
 bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, EnergyLedger& e) const {
   double T, V, h, E;
   energies(t, x, T, V, h, E);
-  e.energy = E;
+  e.energy = E - constraint_work(x);
   e.dissipated = x[n_base_] + x[n_base_ + 1];
   e.dissipated_state = static_cast<int>(n_base_);
   // The sum of the parts' magnitudes (docs/audit.md): the energies, the works E - h (W_Q, P, a torque's work) and
@@ -314,13 +431,13 @@ bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, Energ
 void ContactEngine::compute_outputs(double t, const double* x, int mode, double* y) const {
   thread_local Solution s;
   solve(t, x, mode, s);
-  const Work& w = work(n_, contacts_.size());
+  const Work& w = work(n_, contacts_.size(), constraint_names_.size());
   double T, V, h, E;
   energies(t, x, T, V, h, E);
   y[0] = T;
   y[1] = V;
   y[2] = h;
-  y[3] = E + x[n_base_] + x[n_base_ + 1];
+  y[3] = E - constraint_work(x) + x[n_base_] + x[n_base_ + 1];
   std::size_t j = 4;
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const ContactSpec& c = contacts_[k];
@@ -333,6 +450,10 @@ void ContactEngine::compute_outputs(double t, const double* x, int mode, double*
       y[j++] = s.lam_t[k];
       y[j++] = w.terms[k].slip;
     }
+  }
+  for (std::size_t c = 0; c < constraint_names_.size(); ++c) {
+    y[j++] = s.lam_c[c];
+    y[j++] = w.cterms[c].value;
   }
   if (n_user_outputs_) user_output_values(t, x, s.a.data(), y + j);
 }
@@ -518,7 +639,7 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, int fir
   const std::size_t n = n_, nc = contacts_.size();
   Solution probe;
   solve(t, x, current, probe);
-  const Work& w = work(n, nc);
+  const Work& w = work(n, nc, constraint_names_.size());
   const auto ni = static_cast<Eigen::Index>(n);
   const Eigen::PartialPivLU<Eigen::MatrixXd> lu(w.M);
   const double alpha = settings_.stabilization_rate;
@@ -586,14 +707,16 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
   const double vtol = 1e-9 * vscale + 1e-3 * settings_.capture_velocity;
   std::vector<std::vector<int>> options(nc);
   {
-    const Work& w0 = work(n, nc);
+    const Work& w0 = work(n, nc, constraint_names_.size());
     Solution probe;
     solve(t, x, current, probe);  // fills the terms
     for (std::size_t k = 0; k < nc; ++k) {
       const ContactSpec& c = contacts_[k];
       const ContactTerms& ct = w0.terms[k];
       std::vector<int> closed;
-      if (c.friction) {
+      if (c.friction && frictionless_here(c, ct)) {
+        closed = {kStick};  // mu = 0: stick, slide + and slide - are one frictionless motion
+      } else if (c.friction) {
         if (std::abs(ct.slip) > vtol)
           closed = {ct.slip > 0 ? kSlidePlus : kSlideMinus};
         else
@@ -617,6 +740,19 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     narrow_modes(t, x, current, fired, options, where());
     if (lcp_candidates) *lcp_candidates = combinations(options);
   }
+  // The accelerations' scale: those of the mode, and those the smooth forces would cause with every contact open,
+  // so that a body held at rest (accelerations of rounding size) is not judged on its rounding.
+  double free_scale = 0;
+  {
+    Solution probe;
+    solve(t, x, current, probe);
+    const Work& w0 = work(n, nc, constraint_names_.size());
+    const Eigen::VectorXd a_free = w0.M.partialPivLu().solve(w0.f);
+    free_scale = max_abs(a_free);
+    for (std::size_t k = 0; k < nc; ++k)
+      free_scale = std::max({free_scale, std::abs(dot(w0.terms[k].Wn, a_free.data(), n)),
+                             std::abs(dot(w0.terms[k].Wt, a_free.data(), n))});
+  }
   std::vector<Choice> strict, weak;
   Choice nearest;
   nearest.verdict.margin = -std::numeric_limits<double>::infinity();
@@ -630,12 +766,13 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     ch.mode = mode;
     for (std::size_t k = 0; k < nc; ++k) ch.changes += contact_mode(mode, k) != contact_mode(current, k);
     const bool ok = solve(t, x, mode, s);
-    const Work& w = work(n, nc);
-    if (!ok || s.rcond < 1e-13) {
+    const Work& w = work(n, nc, constraint_names_.size());
+    if (!ok) {
       ch.verdict.singular = true;
-      ch.verdict.worst = "the contact constraints are dependent (singular matrix)";
+      ch.verdict.worst = s.dependent ? "the contact constraints are dependent and contradict each other"
+                                     : "the contact constraints are dependent (singular matrix)";
     } else {
-      double fscale = 0, ascale = 0;
+      double fscale = 0, ascale = free_scale;
       for (std::size_t i = 0; i < n; ++i) ascale = std::max(ascale, std::abs(s.a[i]));
       for (std::size_t k = 0; k < nc; ++k) {
         fscale = std::max({fscale, std::abs(s.lam_n[k]), std::abs(s.lam_t[k])});
@@ -650,9 +787,9 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
         if (c.unilateral && !closed && ct.gap <= gtol && std::abs(s.gdot[k]) <= vtol)
           ch.verdict.check(s.gddot[k], ascale, c.name + ": open at zero gap needs g'' >= 0; g''");
         if (c.unilateral && closed) ch.verdict.check(s.lam_n[k], fscale, c.name + ": closed needs lambda_N >= 0; lambda_N");
-        if (c.friction && closed && cm == kStick)
-          ch.verdict.check(ct.mu * s.lam_n[k] - std::abs(s.lam_t[k]), fscale,
-                           c.name + ": sticking needs |lambda_T| <= mu lambda_N; mu lambda_N - |lambda_T|");
+        if (c.friction && closed && cm == kStick && !frictionless_here(c, ct))
+          ch.verdict.check(stick_mu(ct) * s.lam_n[k] - std::abs(s.lam_t[k]), fscale,
+                           c.name + ": sticking needs |lambda_T| <= mu_s lambda_N; mu_s lambda_N - |lambda_T|");
         if (c.friction && closed && cm != kStick && std::abs(ct.slip) <= vtol)
           ch.verdict.check((cm == kSlidePlus ? 1 : -1) * s.wdot[k], ascale,
                            c.name + ": " + kModeNames[cm] + " from w = 0 needs s w' >= 0; s w'");
@@ -663,6 +800,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     if (!ch.verdict.singular && ch.verdict.margin > nearest.verdict.margin) nearest = ch;
   } while (next(idx, options));
 
+  if (strict.size() > 1) prefer_static_sticking(t, x, strict);
   if (strict.size() > 1) {
     std::string modes;
     for (const auto& c : strict) modes += "\n  " + mode_name(c.mode);
@@ -683,6 +821,31 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
                     nearest.verdict.worst);
 }
 
+void ContactEngine::prefer_static_sticking(double t, const double* x, std::vector<Choice>& strict) const {
+  // A contact at rest whose static coefficient exceeds its kinetic one may both stick (|lambda_T| <= mu_s N) and
+  // start to slide (the kinetic friction mu_k N being below the force that drives it): Coulomb's law with static
+  // friction says it sticks. Among the strictly consistent modes, keep those that stick at the most such contacts.
+  Solution probe;
+  solve(t, x, strict.front().mode, probe);
+  const Work& w = work(n_, contacts_.size(), constraint_names_.size());
+  std::vector<bool> static_contact(contacts_.size());
+  bool any = false;
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    static_contact[k] = contacts_[k].friction && w.terms[k].mu_static > w.terms[k].mu;
+    any = any || static_contact[k];
+  }
+  if (!any) return;
+  auto sticking = [&](const Choice& c) {
+    int count = 0;
+    for (std::size_t k = 0; k < contacts_.size(); ++k) count += static_contact[k] && contact_mode(c.mode, k) == kStick;
+    return count;
+  };
+  int most = 0;
+  for (const auto& c : strict) most = std::max(most, sticking(c));
+  strict.erase(std::remove_if(strict.begin(), strict.end(), [&](const Choice& c) { return sticking(c) < most; }),
+               strict.end());
+}
+
 int ContactEngine::initial_mode(const double* x0) const {
   std::vector<double> x(x0, x0 + size());
   // Start from the contacts' kinematic state, then choose consistently.
@@ -690,12 +853,12 @@ int ContactEngine::initial_mode(const double* x0) const {
   {
     Solution s;
     solve(0.0, x.data(), 0, s);
-    const Work& w = work(n_, contacts_.size());
+    const Work& w = work(n_, contacts_.size(), constraint_names_.size());
     for (std::size_t k = 0; k < contacts_.size(); ++k) {
       const ContactTerms& ct = w.terms[k];
       const bool touching = !contacts_[k].unilateral || ct.gap <= settings_.gap_tolerance;
       int cm = kOpen;
-      if (touching) cm = !contacts_[k].friction ? kStick : ct.slip > settings_.capture_velocity ? kSlidePlus
+      if (touching) cm = frictionless_here(contacts_[k], ct) ? kStick : ct.slip > settings_.capture_velocity ? kSlidePlus
                          : ct.slip < -settings_.capture_velocity ? kSlideMinus : kStick;
       current = with_contact_mode(current, k, cm);
     }
@@ -708,7 +871,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   const double gtol = settings_.gap_tolerance;
   Solution pre;
   solve(t, x, mode, pre);
-  Work& w = work(n, nc);
+  Work& w = work(n, nc, constraint_names_.size());
   const Eigen::MatrixXd M = w.M;
   const std::vector<ContactTerms> terms = w.terms;
   // The rates before the impact (x is overwritten by each trial of the impulses below).
@@ -942,7 +1105,7 @@ bool ContactEngine::settle_rates(double t, double* x, int mode, int lifted) cons
   const std::size_t n = n_, nc = contacts_.size();
   Solution s;
   solve(t, x, mode, s);
-  const Work& w = work(n, nc);
+  const Work& w = work(n, nc, constraint_names_.size());
   const Eigen::MatrixXd M = w.M;
   // The rows to hold at zero: W_n for closed contacts, W_t for sticking or sliding-from-rest contacts.
   std::vector<const std::vector<double>*> rows;

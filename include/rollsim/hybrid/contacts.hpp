@@ -140,8 +140,9 @@ class ContactEngine : public HybridSystem {
 
   const std::vector<ContactSpec>& contacts() const { return contacts_; }
   /// The states the engine adds, and the outputs it computes ahead of the model's own.
-  static Signals engine_states();
-  static Signals engine_outputs(const std::vector<ContactSpec>& contacts);
+  static Signals engine_states(bool constraints = false);
+  static Signals engine_outputs(const std::vector<ContactSpec>& contacts,
+                                const std::vector<std::string>& constraint_names = {});
   /// Every witness name a contact can have (in some mode), and the prefixes the engine builds them with.
   static std::vector<std::string> witness_names(const ContactSpec& contact);
 
@@ -178,6 +179,9 @@ class ContactEngine : public HybridSystem {
   /// `lcp_candidates`, if given, receives the number of combinations the LCP left (unchanged if it was not used).
   int select_mode(double t, const double* x, int current, int fired, int left, const char* when,
                   double* lcp_candidates = nullptr) const;
+  /// Among several strictly consistent modes, keeps those that stick at the most contacts whose static friction
+  /// coefficient exceeds the kinetic one (Coulomb's law with static friction: at rest below mu_s N, it sticks).
+  void prefer_static_sticking(double t, const double* x, std::vector<Choice>& strict) const;
   /// Narrows each contact's candidate modes at (t, x) to those next to a solution of the contact LCP (`fired`: the
   /// contact whose event this is, or -1).
   void narrow_modes(double t, const double* x, int current, int fired, std::vector<std::vector<int>>& options,
@@ -190,6 +194,8 @@ class ContactEngine : public HybridSystem {
   /// whether x changed.
   bool settle_rates(double t, double* x, int mode, int lifted = -1) const;
 
+  /// The constraints' work W_C (0 without constraints): the energy balance is E - W_C + the dissipated energies.
+  double constraint_work(const double* x) const { return constraint_names_.empty() ? 0.0 : x[n_base_ + 2]; }
   std::size_t n_ = 0, n_base_ = 0;
   std::vector<ContactSpec> contacts_;
   std::vector<std::string> constraint_names_;
