@@ -704,7 +704,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
   // slow, opens the contact) and relative to the rates, for the rounding of a closed or sticking contact.
   double vscale = 0;
   for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(v[i]));
-  const double vtol = 1e-9 * vscale + 1e-3 * settings_.capture_velocity;
+  const double vtol = 1e-9 * vscale + 1e-3 * settings_.rest_speed();
   std::vector<std::vector<int>> options(nc);
   {
     const Work& w0 = work(n, nc, constraint_names_.size());
@@ -858,12 +858,23 @@ int ContactEngine::initial_mode(const double* x0) const {
       const ContactTerms& ct = w.terms[k];
       const bool touching = !contacts_[k].unilateral || ct.gap <= settings_.gap_tolerance;
       int cm = kOpen;
-      if (touching) cm = frictionless_here(contacts_[k], ct) ? kStick : ct.slip > settings_.capture_velocity ? kSlidePlus
-                         : ct.slip < -settings_.capture_velocity ? kSlideMinus : kStick;
+      if (touching) cm = frictionless_here(contacts_[k], ct) ? kStick : ct.slip > settings_.rest_speed() ? kSlidePlus
+                         : ct.slip < -settings_.rest_speed() ? kSlideMinus : kStick;
       current = with_contact_mode(current, k, cm);
     }
   }
   return select_mode(0.0, x.data(), current, -1, -1, "the initial state");
+}
+
+double ContactEngine::capture_speed(const double* x, const ContactTerms& c, double free_gap_acceleration) const {
+  if (settings_.capture_velocity > 0) return settings_.capture_velocity;
+  // The rebound whose flight rises kResolvedApex times the gap's resolution under the gap's free acceleration; no
+  // capture where nothing pulls the contact back (its flight goes on).
+  const double pull = -free_gap_acceleration;
+  if (!(pull > 0)) return 0;
+  double resolution = settings_.gap_tolerance;
+  for (std::size_t i = 0; i < n_; ++i) resolution += std::abs(c.Wn[i]) * (settings_.rtol * std::abs(x[i]) + settings_.atol);
+  return std::sqrt(2 * pull * ContactSettings::kResolvedApex * resolution);
 }
 
 void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const {
@@ -893,9 +904,10 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     // The capture rule: a rebound slower than the capture velocity is not taken (e = 0, the contact closes).
     // (Named a capture where the rule decides: a restitution it sets to 0, or an approach slower than it.)
     const double approach = std::max(0.0, -gd[k]);
-    const bool capture = r * approach < settings_.capture_velocity;
+    const double vc = capture_speed(x, terms[k], pre.gddot[k]);
+    const bool capture = r * approach < vc;
     e[k] = capture ? 0.0 : r;
-    if (k == fired && capture && (r > 0 || approach < settings_.capture_velocity)) captured = true;
+    if (k == fired && capture && (r > 0 || approach < vc)) captured = true;
   }
   // Per taking-part contact: 0 no impulse, 1 sticking impulse, 2 sliding +, 3 sliding - (frictionless: 0, 1).
   std::vector<std::vector<int>> options(part.size());
@@ -1112,7 +1124,7 @@ bool ContactEngine::settle_rates(double t, double* x, int mode, int lifted) cons
   std::vector<double> targets;
   double vscale = 0;
   for (std::size_t i = 0; i < n; ++i) vscale = std::max(vscale, std::abs(x[n + i]));
-  const double vtol = 1e-9 * vscale + 1e-3 * settings_.capture_velocity;
+  const double vtol = 1e-9 * vscale + 1e-3 * settings_.rest_speed();
   std::vector<ContactTerms> terms = w.terms;
   // A lift-off (the contact `lifted` opens where lambda_N fell to 0), at zero gap and zero rate: there g'' = 0
   // too, so the gap grows only at third order in time, and for a while less than the integration resolves of it,
@@ -1195,7 +1207,7 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
       solve(t, x, mode, s);
       double vscale = 0;
       for (std::size_t i = 0; i < n_; ++i) vscale = std::max(vscale, std::abs(x[n_ + i]));
-      if (s.gdot[fired] > 1e-9 * vscale + 1e-3 * settings_.capture_velocity)
+      if (s.gdot[fired] > 1e-9 * vscale + 1e-3 * settings_.rest_speed())
         throw SolverError("contact " + contacts_[fired].name + ": the gap reached zero at t = " + num(t) +
                           " while opening (g' = " + num(s.gdot[fired]) + "): a flight this short is below what the "
                           "integration resolves of the positions (about rtol |q| + atol); raise "

@@ -9,9 +9,11 @@ std::vector<KeySpec> nonsmooth_keys() {
   const ContactSettings d;
   return {real_key("nonsmooth.capture_velocity", "m/s",
                    "an impact whose rebound e |g'| would be slower than this is plastic and closes the contact (the "
-                   "rule that ends an accumulation of impacts)")
+                   "rule that ends an accumulation of impacts); 0, the default: derived at each impact from what the "
+                   "integration resolves (a rebound whose flight would rise less than 10 times the gap's resolution "
+                   "under its free acceleration is plastic)")
               .with_default(d.capture_velocity)
-              .positive(),
+              .non_negative(),
           real_key("nonsmooth.gap_tolerance", "m", "a gap within this of zero counts as touching")
               .with_default(d.gap_tolerance)
               .positive(),
@@ -33,6 +35,8 @@ std::vector<KeySpec> nonsmooth_keys() {
 ContactSettings contact_settings_from(const Scenario& sc) {
   ContactSettings settings;
   settings.capture_velocity = sc.real("nonsmooth.capture_velocity");
+  settings.rtol = sc.real("solver.rtol");
+  settings.atol = sc.real("solver.atol");
   settings.gap_tolerance = sc.real("nonsmooth.gap_tolerance");
   settings.stabilization_rate = sc.real("nonsmooth.stabilization_rate");
   const std::string& selection = sc.string("nonsmooth.mode_selection");

@@ -204,10 +204,10 @@ std::unique_ptr<HybridSystem> make_contact_system(const Scenario& sc, const Para
        << -0.5 * p.table_length << ", " << 0.5 * p.table_length << ") m";
     sc.fail(sc.is_default("initial.theta1") ? "initial.theta2" : "initial.theta1", os.str());
   }
-  if (o.height <= o.settings.gap_tolerance && o.normal_rate < -o.settings.capture_velocity) {
+  if (o.height <= o.settings.gap_tolerance && o.normal_rate < -o.settings.rest_speed()) {
     std::ostringstream os;
     os << "the wheel starts on the table approaching it at d' = " << o.normal_rate << " m/s (allowed: >= -"
-       << o.settings.capture_velocity << ", nonsmooth.capture_velocity): start above it (initial.height > 0)";
+       << o.settings.rest_speed() << "): start above it (initial.height > 0)";
     sc.fail("initial.normal_rate", os.str());
   }
   std::vector<double> x(2 * kN);

@@ -100,9 +100,17 @@ inline constexpr const char* kModeSelectionNames[3] = {"auto", "enumerate", "lcp
 
 /// The engine's settings.
 struct ContactSettings {
-  /// An impact whose rebound would be slower than this is plastic (e = 0): the contact closes. A gap rate or a
-  /// slip counts as zero below 1e-3 of it plus 1e-9 of the largest rate.
-  double capture_velocity = 1e-6;
+  /// The capture rule. Given (> 0): an impact whose rebound would be slower than this is plastic (e = 0): the
+  /// contact closes. 0 (the default): derived at each impact from what the integration resolves: a rebound whose
+  /// flight would rise less than kResolvedApex times the gap's resolution sum |dg/dq_i| (rtol |q_i| + atol) +
+  /// gap_tolerance (under the gap's free acceleration, apex = v^2 / (2 |g''|)) is plastic. Either rule ends every
+  /// accumulation of impacts (Zeno) in persistent contact with a `capture` event.
+  double capture_velocity = 0;
+  double rtol = 1e-6, atol = 1e-9;  ///< the integration's tolerances (solver.rtol, solver.atol), for the derived rule
+  static constexpr double kResolvedApex = 10;
+  /// A gap rate or a slip counts as zero below 1e-3 of this plus 1e-9 of the largest rate; a start faster than this
+  /// slides or approaches. The given capture velocity, or 1e-6 (m/s, or the model's unit) with the derived rule.
+  double rest_speed() const { return capture_velocity > 0 ? capture_velocity : 1e-6; }
   double gap_tolerance = 1e-9;     ///< a gap within this of zero counts as touching
   double stabilization_rate = 10;  ///< Baumgarte rate a [1/s]
   ModeSelection mode_selection = ModeSelection::Auto;
@@ -186,6 +194,9 @@ class ContactEngine : public HybridSystem {
   /// contact whose event this is, or -1).
   void narrow_modes(double t, const double* x, int current, int fired, std::vector<std::vector<int>>& options,
                     const std::string& where) const;
+  /// The capture velocity of a contact at an impact: the given one, or the derived rule's (ContactSettings) from the
+  /// gap's free acceleration (g'' with the contact open).
+  double capture_speed(const double* x, const ContactTerms& c, double free_gap_acceleration) const;
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
   /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact (for `lifted`, a contact
