@@ -912,9 +912,13 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   // Per taking-part contact: 0 no impulse, 1 sticking impulse, 2 sliding +, 3 sliding - (frictionless: 0, 1).
   std::vector<std::vector<int>> options(part.size());
   for (std::size_t j = 0; j < part.size(); ++j)
-    options[j] = contacts_[part[j]].friction ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1};
+    options[j] = !frictionless_here(contacts_[part[j]], terms[part[j]]) ? std::vector<int>{0, 1, 2, 3}
+                                                                        : std::vector<int>{0, 1};
   const auto ni = static_cast<Eigen::Index>(n);
-  const auto N = static_cast<Eigen::Index>(n + 2 * part.size());
+  // The constraints held with the contacts keep their rate: G dq' = -C' (C' = 0 after the impact).
+  const std::size_t nk = constraint_names_.size();
+  const std::vector<ConstraintTerms> cterms = w.cterms;
+  const auto N = static_cast<Eigen::Index>(n + 2 * part.size() + nk);
   struct Candidate {
     Verdict verdict;
     Eigen::VectorXd sol;
@@ -997,7 +1001,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
         } else {
           A(rn, rn) = 1;
         }
-        if (p == 1 && contacts_[k].friction) {
+        if (p == 1 && !frictionless_here(contacts_[k], c)) {
           for (std::size_t i = 0; i < n; ++i) {
             const auto ii = static_cast<Eigen::Index>(i);
             A(ii, rt) = -c.Wt[i];
@@ -1008,12 +1012,71 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
           A(rt, rt) = 1;
         }
       }
+      for (std::size_t j = 0; j < nk; ++j) {
+        const auto r = static_cast<Eigen::Index>(n + 2 * part.size() + j);
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto ii = static_cast<Eigen::Index>(i);
+          A(ii, r) = -cterms[j].G[i];
+          A(r, ii) = cterms[j].G[i];
+        }
+        b(r) = -cterms[j].rate;
+      }
       Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
-      if (!lu.isInvertible() || lu.rcond() < 1e-13) {
-        cd.verdict.singular = true;
-        cd.verdict.worst = "the impulse conditions are dependent (singular matrix)";
-      } else {
+      bool solved = lu.isInvertible() && lu.rcond() >= kDependentPivot;
+      if (solved) {
         cd.sol = lu.solve(b);
+      } else {
+        // Dependent impulse conditions (a flat landing on several contacts): the force distribution rule picks
+        // one impulse distribution inside the cones (force_distribution.hpp).
+        std::vector<Eigen::Index> held;
+        for (Eigen::Index r = ni; r < N; ++r)
+          if (A(r, r) != 1 || A.row(r).head(ni).any()) held.push_back(r);
+        const auto m = static_cast<Eigen::Index>(held.size());
+        auto index_of = [&](Eigen::Index row) -> Eigen::Index {
+          const auto it = std::find(held.begin(), held.end(), row);
+          return it == held.end() ? -1 : static_cast<Eigen::Index>(it - held.begin());
+        };
+        ForceDistributionProblem dp;
+        dp.M = M;
+        dp.f = Eigen::VectorXd::Zero(ni);
+        dp.J.resize(m, ni);
+        dp.C.resize(ni, m);
+        dp.b.resize(m);
+        for (Eigen::Index r = 0; r < m; ++r) {
+          const Eigen::Index row = held[static_cast<std::size_t>(r)];
+          dp.J.row(r) = A.row(row).head(ni);
+          dp.C.col(r) = -A.col(row).head(ni);
+          dp.b(r) = b(row);
+        }
+        std::vector<Eigen::RowVectorXd> prow;
+        for (std::size_t j = 0; j < part.size(); ++j) {
+          const Eigen::Index in = index_of(static_cast<Eigen::Index>(n + 2 * j));
+          const Eigen::Index it = index_of(static_cast<Eigen::Index>(n + 2 * j + 1));
+          if (in < 0) continue;
+          prow.push_back(Eigen::RowVectorXd::Unit(m, in));
+          if (it >= 0)
+            for (const double side : {-1.0, 1.0}) {
+              Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(m);
+              r(it) = side;
+              r(in) = stick_mu(terms[part[j]]);
+              prow.push_back(r);
+            }
+        }
+        dp.P.resize(static_cast<Eigen::Index>(prow.size()), m);
+        for (std::size_t r = 0; r < prow.size(); ++r) dp.P.row(static_cast<Eigen::Index>(r)) = prow[r];
+        dp.p0 = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(prow.size()));
+        ForceDistribution dist;
+        if (distribute_forces(dp, dist)) {
+          cd.sol = Eigen::VectorXd::Zero(N);
+          cd.sol.head(ni) = dist.a;
+          for (Eigen::Index r = 0; r < m; ++r) cd.sol(held[static_cast<std::size_t>(r)]) = dist.lambda(r);
+          solved = true;
+        }
+      }
+      if (!solved) {
+        cd.verdict.singular = true;
+        cd.verdict.worst = "the impulse conditions are dependent and contradict each other";
+      } else {
         Eigen::VectorXd vplus = Eigen::Map<const Eigen::VectorXd>(v, ni) + cd.sol.head(ni);
         double pscale = 0;
         for (Eigen::Index i = ni; i < N; ++i) pscale = std::max(pscale, std::abs(cd.sol(i)));
@@ -1029,11 +1092,11 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
           } else {
             const double Pn = cd.sol(rn);
             cd.verdict.check(Pn, pscale, nm + ": the normal impulse must be >= 0; P_N");
-            if (contacts_[k].friction) {
+            if (!frictionless_here(contacts_[k], c)) {
               const double wplus = dot(c.Wt, vplus.data(), n) + (c.slip - dot(c.Wt, v, n));
               const double xi = wplus + tangential * e[k] * c.slip;
               if (p == 1)
-                cd.verdict.check(c.mu * Pn - std::abs(cd.sol(rn + 1)), pscale, nm + ": a sticking impulse needs |P_T| <= mu P_N; mu P_N - |P_T|");
+                cd.verdict.check(stick_mu(c) * Pn - std::abs(cd.sol(rn + 1)), pscale, nm + ": a sticking impulse needs |P_T| <= mu_s P_N; mu_s P_N - |P_T|");
               else
                 cd.verdict.check((p == 2 ? 1 : -1) * xi, vscale, nm + ": a sliding impulse needs s (w+ + et w-) >= 0; s xi_T");
             }
@@ -1103,7 +1166,8 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     out.extra["impulse_normal_" + contacts_[k].name] = Pn;
     if (contacts_[k].friction)
       out.extra["impulse_tangential_" + contacts_[k].name] =
-          p == 1 ? chosen->sol(rn + 1) : -(p == 2 ? 1.0 : -1.0) * terms[k].mu * Pn;
+          p == 1 ? (frictionless_here(contacts_[k], terms[k]) ? 0.0 : chosen->sol(rn + 1))
+                 : -(p == 2 ? 1.0 : -1.0) * terms[k].mu * Pn;
   }
   out.extra["kinetic_energy_loss"] = loss;
   if (!std::isnan(lcp_left)) out.extra["lcp_impulse_candidates"] = lcp_left;
