@@ -438,6 +438,16 @@ void ContactEngine::compute_outputs(double t, const double* x, int mode, double*
   y[1] = V;
   y[2] = h;
   y[3] = E - constraint_work(x) + x[n_base_] + x[n_base_ + 1];
+  // Every step passes here (the summary's point): a friction coefficient that an expression turned negative, or a
+  // static one below the kinetic one, ends the run with the time.
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const ContactTerms& ct = w.terms[k];
+    if (contacts_[k].friction && (!(ct.mu >= 0) || ct.mu_static < 0 || (ct.mu_static > 0 && ct.mu_static < ct.mu)))
+      throw SolverError("contact " + contacts_[k].name + ": the friction coefficient is mu = " + num(ct.mu) +
+                        (ct.mu_static > 0 ? " (static " + num(ct.mu_static) + ")" : std::string()) + " at t = " +
+                        num(t) + "; Coulomb's law needs 0 <= mu <= mu_s: check the expressions of "
+                        "friction_coefficient and static_friction_coefficient");
+  }
   std::size_t j = 4;
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const ContactSpec& c = contacts_[k];
@@ -736,7 +746,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     }
   }
   auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
-  if (narrow_first(settings_, options)) {
+  if (narrow_first(settings_, options) && constraint_names_.empty()) {  // the LCP does not hold constraints
     narrow_modes(t, x, current, fired, options, where());
     if (lcp_candidates) *lcp_candidates = combinations(options);
   }
@@ -976,7 +986,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     Candidate nearest;
     nearest.verdict.margin = -std::numeric_limits<double>::infinity();
     std::vector<std::vector<int>> opts = options;
-    if (narrow_first(settings_, opts)) narrow(tangential, opts);
+    if (narrow_first(settings_, opts) && nk == 0) narrow(tangential, opts);  // the LCP does not hold constraints
     check_combinations(opts, t, "impact");
     std::vector<std::size_t> idx(part.size(), 0);
     do {
@@ -1232,6 +1242,16 @@ bool ContactEngine::settle_rates(double t, double* x, int mode, int lifted) cons
       targets.push_back(-terms[k].slip);
     }
   }
+  // The constraints held with the contacts: C' = 0.
+  // The constraints held with the contacts: C' = 0, held through any change of the rates made here.
+  std::vector<ConstraintTerms> cterms = w.cterms;
+  bool constraint_drift = false;
+  for (const auto& c : cterms) constraint_drift = constraint_drift || (c.rate != 0 && std::abs(c.rate) <= vtol);
+  if (!rows.empty() || constraint_drift)
+    for (auto& c : cterms) {
+      rows.push_back(&c.G);
+      targets.push_back(std::abs(c.rate) <= vtol ? -c.rate : 0.0);
+    }
   if (rows.empty()) return moved;
   // dv = M^-1 W^T y with (W M^-1 W^T) y = target.
   const auto ni = static_cast<Eigen::Index>(n), m = static_cast<Eigen::Index>(rows.size());
