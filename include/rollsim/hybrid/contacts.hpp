@@ -30,6 +30,11 @@
 /// excluded for the contact whose witness fired. One strictly consistent mode is taken; among modes that are
 /// consistent only at the limit, the one that changes fewest contacts. None, or several strictly consistent
 /// (the Painlevé paradox), stops the run with a SolverError (exit 3) naming the contacts and the conditions.
+/// A mode whose rows are dependent (statically indeterminate contacts) is solved by the force distribution rule
+/// (force_distribution.hpp): consistent where a distribution inside the cones exists, with its forces chosen by
+/// the stated rule. A contact whose friction coefficients are both 0 is frictionless (one closed mode, kStick).
+/// Among several strictly consistent modes, those sticking at the most contacts whose static coefficient exceeds
+/// the kinetic one are kept (prefer_static_sticking).
 ///
 /// Many contacts undecided at once (above ContactSettings::kAutoCombinations combinations, or always with
 /// mode_selection = Lcp) are first posed as one linear complementarity problem (lcp.hpp: the normal forces, and
@@ -52,8 +57,9 @@
 /// restitution too (sticking: w+ = -e w-; sliding: s (w+ + e w-) >= 0), which never does for contacts of one
 /// restitution (Glocker, Multibody Syst. Dyn. 29, 2013); the event's extra tangential_restitution says which law
 /// acted (0 or e). An impact whose rebound
-/// e |g'-| would be slower than the capture velocity is plastic (e = 0): the contact closes ("capture"), which
-/// ends an accumulation of impacts.
+/// e |g'-| would be slower than the capture velocity (given, or derived from what the integration resolves:
+/// ContactSettings::capture_velocity) is plastic (e = 0): the contact closes ("capture"), which ends an
+/// accumulation of impacts.
 /// The energy lost in the impact is added to D_impact; an impact that would create energy stops the run.
 #include <memory>
 #include <string>
