@@ -110,9 +110,11 @@ void ContactEngine::configure(std::size_t n, std::vector<ContactSpec> contacts, 
   contacts_ = std::move(contacts);
   n_base_ = base_states.size();
   states_ = std::move(base_states);
-  for (auto& st : engine_states(!constraint_names_.empty())) states_.push_back(std::move(st));
+  moving_surfaces_ = false;
+  for (const auto& c : contacts_) moving_surfaces_ = moving_surfaces_ || (c.friction && c.moving_surface);
+  for (auto& st : engine_states(!constraint_names_.empty(), moving_surfaces_)) states_.push_back(std::move(st));
   x0_ = std::move(x0);
-  x0_.resize(n_base_ + 2 + (constraint_names_.empty() ? 0 : 1), 0.0);
+  x0_.resize(surface_work_state() + (moving_surfaces_ ? 1 : 0), 0.0);
   outputs_ = engine_outputs(contacts_, constraint_names_);
   n_user_outputs_ = user_outputs.size();
   for (auto& o : user_outputs) outputs_.push_back(std::move(o));
@@ -120,13 +122,17 @@ void ContactEngine::configure(std::size_t n, std::vector<ContactSpec> contacts, 
   settings_ = settings;
 }
 
-Signals ContactEngine::engine_states(bool constraints) {
+Signals ContactEngine::engine_states(bool constraints, bool moving_surfaces) {
   Signals v{{"dissipated_friction", "J", "energy taken by Coulomb friction since the start"},
             {"dissipated_impact", "J", "energy lost in impacts since the start"}};
   if (constraints)
     v.push_back({"work_constraints", "J",
                  "work done by the holonomic constraints' forces G^T lambda since the start (by a constraint that "
                  "moves in time)"});
+  if (moving_surfaces)
+    v.push_back({"work_surfaces", "J",
+                 "work done on the system by the friction of moving surfaces (the slip's part w0 that does not vanish "
+                 "with the rates) since the start"});
   return v;
 }
 
@@ -137,7 +143,12 @@ Signals ContactEngine::engine_outputs(const std::vector<ContactSpec>& contacts,
               {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"},
               {"energy_balance", "J",
                std::string("h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact") +
-                   (constraint_names.empty() ? "" : " - work_constraints") + ": constant"}};
+                   (constraint_names.empty() ? "" : " - work_constraints") +
+                   (std::any_of(contacts.begin(), contacts.end(),
+                                [](const ContactSpec& c) { return c.friction && c.moving_surface; })
+                        ? " - work_surfaces"
+                        : "") +
+                   ": constant"}};
   for (const auto& c : contacts) {
     if (c.unilateral) {
       out.push_back({"gap_" + c.name, "m", "gap g of contact " + c.name});
@@ -335,17 +346,22 @@ void ContactEngine::rhs(double t, const double* x, int mode, double* xdot) const
   std::copy(x + n, x + 2 * n, xdot);
   std::copy(s.a.begin(), s.a.end(), xdot + n);
   extra_rates(t, x, s.a.data(), xdot + 2 * n);
-  // D' = -(friction force).(W_t q'): the power friction takes out of the mechanical system while sliding. A
-  // sticking contact does no work (w = 0; what its force does against the slip's drift is the constraint's
+  // The friction force lambda_T acts along W_t, so its power on the system is lambda_T W_t.q' = lambda_T (w - w0),
+  // w0 = w - W_t.q' the part of the slip that does not vanish with the rates (a moving surface). It splits into
+  // the dissipation D' = -lambda_T w >= 0 while sliding, and the moving surface's work W_S' = -lambda_T w0. A
+  // sticking contact dissipates nothing (w = 0; what its force does against the slip's drift is the constraint's
   // error, like the normal force's against the gap's, and the energy balance carries it).
   const Work& w = work(n, contacts_.size(), constraint_names_.size());
-  double pf = 0;
+  double pf = 0, ps = 0;
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const int cm = contact_mode(mode, k);
-    if (contacts_[k].friction && (cm == kSlidePlus || cm == kSlideMinus))
-      pf -= s.lam_t[k] * dot(w.terms[k].Wt, x + n, n);
+    if (!contacts_[k].friction || !is_closed(contacts_[k], cm)) continue;
+    const double wq = dot(w.terms[k].Wt, x + n, n);
+    if (cm == kSlidePlus || cm == kSlideMinus) pf -= s.lam_t[k] * (contacts_[k].moving_surface ? w.terms[k].slip : wq);
+    if (contacts_[k].moving_surface) ps -= s.lam_t[k] * (w.terms[k].slip - wq);
   }
   xdot[n_base_] = pf;
+  if (moving_surfaces_) xdot[surface_work_state()] = ps;
   xdot[n_base_ + 1] = 0;
   // The constraints' work: the power of G^T lambda_C on q' (nonzero for a constraint that moves in time).
   if (!constraint_names_.empty()) {
@@ -418,7 +434,7 @@ void ContactEngine::witness_values(double t, const double* x, int mode, double* 
 bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, EnergyLedger& e) const {
   double T, V, h, E;
   energies(t, x, T, V, h, E);
-  e.energy = E - constraint_work(x);
+  e.energy = E - constraint_work(x) - surface_work(x);
   e.dissipated = x[n_base_] + x[n_base_ + 1];
   e.dissipated_state = static_cast<int>(n_base_);
   // The sum of the parts' magnitudes (docs/audit.md): the energies, the works E - h (W_Q, P, a torque's work) and
@@ -437,7 +453,7 @@ void ContactEngine::compute_outputs(double t, const double* x, int mode, double*
   y[0] = T;
   y[1] = V;
   y[2] = h;
-  y[3] = E - constraint_work(x) + x[n_base_] + x[n_base_ + 1];
+  y[3] = E - constraint_work(x) - surface_work(x) + x[n_base_] + x[n_base_ + 1];
   // Every step passes here (the summary's point): a friction coefficient that an expression turned negative, or a
   // static one below the kinetic one, ends the run with the time.
   for (std::size_t k = 0; k < contacts_.size(); ++k) {

@@ -74,6 +74,9 @@ struct ContactSpec {
   std::string name;
   bool unilateral = false;  ///< a gap with a computed normal force; else a given normal force
   bool friction = false;    ///< a slip velocity and a friction coefficient
+  /// The slip velocity has a part w0 that does not vanish with the rates (a belt, a moving surface): its friction
+  /// force does work on the system, W_S' = -lambda_T w0, kept in the state work_surfaces.
+  bool moving_surface = false;
 };
 
 /// One contact's terms at (t, x), filled by the model (W_n, W_t have dimension n, sized by the engine).
@@ -154,7 +157,7 @@ class ContactEngine : public HybridSystem {
 
   const std::vector<ContactSpec>& contacts() const { return contacts_; }
   /// The states the engine adds, and the outputs it computes ahead of the model's own.
-  static Signals engine_states(bool constraints = false);
+  static Signals engine_states(bool constraints = false, bool moving_surfaces = false);
   static Signals engine_outputs(const std::vector<ContactSpec>& contacts,
                                 const std::vector<std::string>& constraint_names = {});
   /// Every witness name a contact can have (in some mode), and the prefixes the engine builds them with.
@@ -213,6 +216,10 @@ class ContactEngine : public HybridSystem {
 
   /// The constraints' work W_C (0 without constraints): the energy balance is E - W_C + the dissipated energies.
   double constraint_work(const double* x) const { return constraint_names_.empty() ? 0.0 : x[n_base_ + 2]; }
+  /// The moving surfaces' work W_S (0 without one): the balance is E - W_C - W_S + the dissipated energies.
+  std::size_t surface_work_state() const { return n_base_ + 2 + (constraint_names_.empty() ? 0 : 1); }
+  double surface_work(const double* x) const { return moving_surfaces_ ? x[surface_work_state()] : 0.0; }
+  bool moving_surfaces_ = false;
   std::size_t n_ = 0, n_base_ = 0;
   std::vector<ContactSpec> contacts_;
   std::vector<std::string> constraint_names_;
