@@ -762,6 +762,8 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
           std::chrono::duration<double>(std::chrono::steady_clock::now() - generate_start).count();
       out.lib = symbolic::CompiledKernels::load(source, key);
     }
+  } catch (const IoError&) {
+    throw;  // an unsafe or unwritable model cache: exit 4
   } catch (const symbolic::CompileError& e) {
     throw InputError(sc.origin("model"), e.what());
   } catch (const std::invalid_argument& e) {

@@ -3,12 +3,20 @@
 /// function `void NAME(const double* in, double* out)` over one input array, with every repeated
 /// subexpression computed once (the expressions' DAG is emitted node by node, each distinct node once). The
 /// source is compiled with the system's C++ compiler into a shared object, cached under
-/// $XDG_CACHE_HOME/rollsim (default ~/.cache/rollsim) by a hash of the source and the compiler command, and
-/// loaded with dlopen.
+/// $XDG_CACHE_HOME/rollsim (default ~/.cache/rollsim) by a SHA-256 digest of the generator's version, the
+/// compiler command, the flags and the model's text, and loaded with dlopen.
+///
+/// The cache is a code-loading path: its folder (mode 0700) and each library must belong to the user (or root)
+/// and be writable by nobody else, or the run stops (IoError, exit 4) before anything is loaded. Each library
+/// embeds its digest (the exported symbol rollsim_kernels_digest); it is read from the file's bytes before
+/// dlopen and from the symbol after, so a library built for other model text is compiled again, never used.
 ///
 /// No user text reaches the compiler: the source holds only numbers printed by this file, the input array
 /// in[k] for each symbol, and the C library functions of the operators GiNaC expressions use.
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,9 +48,12 @@ class CompiledKernels {
   bool from_cache() const { return from_cache_; }
   double compile_seconds() const { return compile_seconds_; }
 
-  /// The library cached for the model text `key`, loaded; nullptr when there is none.
+  /// The library cached for the model text `key`, loaded; nullptr when there is none, or when the one there
+  /// does not carry the model's digest (it is then compiled again by load). Throws IoError (exit 4) for a cache
+  /// folder or library that others could have written.
   static std::shared_ptr<CompiledKernels> find(const std::string& key);
-  /// Compile `source` into the cache under the model text `key` and load it. Throws CompileError.
+  /// Compile `source` into the cache under the model text `key` and load it; when a concurrent run compiled it
+  /// meanwhile, load that one (from_cache()). Throws CompileError, or IoError for an unsafe or unwritable cache.
   static std::shared_ptr<CompiledKernels> load(const std::string& source, const std::string& key);
 
  private:
@@ -61,9 +72,29 @@ class CompileError : public std::runtime_error {
 
 /// The compiler command used: $ROLLSIM_CXX, else $CXX, else "c++".
 std::string compiler_command();
-/// The cache folder: $XDG_CACHE_HOME/rollsim, else $HOME/.cache/rollsim.
+/// The cache folder: $XDG_CACHE_HOME/rollsim, else $HOME/.cache/rollsim; without either variable, an IoError
+/// that says to set one (there is no shared fallback folder).
 std::string cache_directory();
-/// 64-bit FNV-1a of text, as 16 hex digits.
-std::string content_hash(const std::string& text);
+/// SHA-256 (nettle) of text, as 64 lowercase hex digits.
+std::string content_digest(const std::string& text);
+/// The digest that names the library of the model text `key` and that the library embeds: SHA-256 of the
+/// generator's version, the compiler command, the flags and `key`.
+std::string library_digest(const std::string& key);
+/// Where that library is cached: cache_directory()/model-DIGEST.so.
+std::string library_path(const std::string& key);
+/// The text the generated source embeds (and a cached library must contain) for `digest`.
+std::string embedded_digest_text(const std::string& digest);
+
+/// Throws IoError (exit 4) unless `st`, the status of `path` (the cache folder when `directory`, else a cached
+/// library, which must be a regular file), shows an owner that is the effective user or root, and no write
+/// permission for group or others. The message names the path, the owner and mode found and what to do.
+void check_private(const std::string& path, const struct stat& st, bool directory);
+
+/// A new file in the folder `dir`, created with O_CREAT | O_EXCL | O_NOFOLLOW and mode 0600 (a link or any
+/// file already at the name is never opened: another name is tried), named next_stem() + suffix (default: "tmp-"
+/// and 16 random hex digits). Returns the open descriptor (close-on-exec) and sets `path`; IoError after 100
+/// names taken or for any other failure.
+int create_private_file(const std::string& dir, const std::string& suffix, std::string& path,
+                        const std::function<std::string()>& next_stem = {});
 
 }  // namespace rollsim::symbolic
