@@ -216,6 +216,37 @@ TEST_CASE("model cache: a folder or a library owned by another user is refused; 
   }
 }
 
+TEST_CASE("model cache: a cache of root's that others can only read serves its models to another user") {
+  if (geteuid() != 0) {  // needs root, to build the cache and to run as another user
+    MESSAGE("not run: needs root");
+    return;
+  }
+  FreshCache cache;
+  SampleModel m("shared"), missing("not in the shared cache");
+  REQUIRE(symbolic::CompiledKernels::load(m.source, m.key));
+  REQUIRE(chmod(cache.dir.path.c_str(), 0755) == 0);
+  REQUIRE(chmod(cache.folder().c_str(), 0755) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int code = 0;
+    try {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+      auto lib = symbolic::CompiledKernels::find(m.key);
+      if (!lib || !lib->from_cache() || SampleModel::value(*lib) != 19.0) code |= 1;
+      const std::string why = message_of([&] { symbolic::CompiledKernels::load(missing.source, missing.key); });
+      if (!contains(why, "set XDG_CACHE_HOME to a writable folder")) code |= 2;
+    } catch (...) {
+      code |= 4;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // 1: not loaded, 2: no clear message for a model it lacks, 4: an exception
+}
+
 TEST_CASE("model cache: a planted library without the model's digest is compiled again and never run") {
   FreshCache cache;
   SampleModel m("planted");

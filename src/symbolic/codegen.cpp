@@ -401,11 +401,13 @@ class CompileLock {
   explicit CompileLock(const std::string& path) : path_(path) {
     for (;;) {
       fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (fd_ < 0)
-        throw IoError("cannot create the lock file " + path + ": " + std::strerror(errno) +
-                      (errno == ELOOP ? " (a symbolic link; remove it)"
+      if (fd_ < 0) {
+        const int e = errno;
+        throw IoError("cannot create the lock file " + path + ": " + std::strerror(e) +
+                      (e == ELOOP ? " (a symbolic link; remove it)"
                                       : "; to compile a model not in this cache, set XDG_CACHE_HOME to a writable "
                                         "folder of yours"));
+      }
       while (flock(fd_, LOCK_EX) != 0)
         if (errno != EINTR) throw IoError("cannot lock " + path + ": " + std::strerror(errno));
       struct stat held, named;
