@@ -576,8 +576,39 @@ struct LcpContact {
   int normal = -1, tangential = -1;
 };
 
-/// G = R M^-1 C, rows R and columns C given as n-vectors.
-Eigen::MatrixXd delassus(const Eigen::PartialPivLU<Eigen::MatrixXd>& lu, const std::vector<Eigen::VectorXd>& rows,
+/// M^-1 on the motions that keep the holonomic constraints held with the contacts (G q'' = b_c):
+/// solve(X) = M^-1 X - M^-1 G^T S^+ G M^-1 X (S = G M^-1 G^T, S^+ its least-squares inverse, so that dependent
+/// constraints do no harm), and the part of the motion that the constraints' own right side b_c causes,
+/// particular(b_c) = M^-1 G^T S^+ b_c. Without constraints, M^-1 and 0.
+class ConstrainedInverse {
+ public:
+  ConstrainedInverse(const Eigen::MatrixXd& M, const std::vector<ConstraintTerms>& constraints) : lu_(M) {
+    const auto n = M.rows(), nk = static_cast<Eigen::Index>(constraints.size());
+    G_.resize(nk, n);
+    for (Eigen::Index j = 0; j < nk; ++j)
+      G_.row(j) = Eigen::Map<const Eigen::RowVectorXd>(constraints[static_cast<std::size_t>(j)].G.data(), n);
+    if (nk) {
+      MiGt_ = lu_.solve(G_.transpose());
+      S_.compute(G_ * MiGt_);
+    }
+  }
+  Eigen::MatrixXd solve(const Eigen::MatrixXd& X) const {
+    Eigen::MatrixXd Y = lu_.solve(X);
+    if (G_.rows()) Y -= MiGt_ * S_.solve(G_ * Y);
+    return Y;
+  }
+  Eigen::VectorXd particular(const Eigen::VectorXd& bc) const {
+    return G_.rows() ? Eigen::VectorXd(MiGt_ * S_.solve(bc)) : Eigen::VectorXd::Zero(lu_.rows());
+  }
+
+ private:
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu_;
+  Eigen::MatrixXd G_, MiGt_;
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> S_;
+};
+
+/// G = R P C (P: M^-1 on the constrained motions), rows R and columns C given as n-vectors.
+Eigen::MatrixXd delassus(const ConstrainedInverse& lu, const std::vector<Eigen::VectorXd>& rows,
                          const std::vector<Eigen::VectorXd>& cols) {
   const auto m = static_cast<Eigen::Index>(rows.size());
   const Eigen::Index n = rows.empty() ? 0 : rows.front().size();
@@ -667,7 +698,7 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, int fir
   solve(t, x, current, probe);
   const Work& w = work(n, nc, constraint_names_.size());
   const auto ni = static_cast<Eigen::Index>(n);
-  const Eigen::PartialPivLU<Eigen::MatrixXd> lu(w.M);
+  const ConstrainedInverse lu(w.M, w.cterms);
   const double alpha = settings_.stabilization_rate;
   auto has = [&](std::size_t k, int m) { return std::find(options[k].begin(), options[k].end(), m) != options[k].end(); };
   // The smooth forces and the friction of contacts sliding in a known direction with a given normal force.
@@ -703,7 +734,12 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, int fir
   rows.insert(rows.end(), trows.begin(), trows.end());
   cols.insert(cols.end(), trows.begin(), trows.end());
   p.G = delassus(lu, rows, cols);
-  const Eigen::VectorXd a0 = lu.solve(f);
+  Eigen::VectorXd bc(static_cast<Eigen::Index>(w.cterms.size()));
+  for (std::size_t j = 0; j < w.cterms.size(); ++j) {
+    const ConstraintTerms& c = w.cterms[j];
+    bc(static_cast<Eigen::Index>(j)) = -(c.bias + 2 * alpha * c.rate + alpha * alpha * c.value);
+  }
+  const Eigen::VectorXd a0 = lu.solve(f) + lu.particular(bc);
   p.d.resize(static_cast<Eigen::Index>(rows.size()));
   for (std::size_t k = 0; k < nc; ++k) {
     const ContactTerms& ct = w.terms[k];
@@ -762,7 +798,7 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     }
   }
   auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
-  if (narrow_first(settings_, options) && constraint_names_.empty()) {  // the LCP does not hold constraints
+  if (narrow_first(settings_, options)) {
     narrow_modes(t, x, current, fired, options, where());
     if (lcp_candidates) *lcp_candidates = combinations(options);
   }
@@ -964,7 +1000,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   // The impulses' LCP (where the combinations are many): P_N against g'+ + e g'-, P_T against xi_T (below).
   double lcp_left = NAN;
   auto narrow = [&](double tangential, std::vector<std::vector<int>>& opts) {
-    const Eigen::PartialPivLU<Eigen::MatrixXd> lu(M);
+    const ConstrainedInverse lu(M, cterms);
     std::vector<LcpContact> lc(part.size());
     std::vector<Eigen::VectorXd> rows;
     for (std::size_t j = 0; j < part.size(); ++j) {
@@ -984,11 +1020,17 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
       }
     p.G = delassus(lu, rows, rows);
     p.d.resize(static_cast<Eigen::Index>(rows.size()));
+    // The change of the rates that restores the constraints' rate (C' = 0 after the impact).
+    Eigen::VectorXd bc(static_cast<Eigen::Index>(nk));
+    for (std::size_t j = 0; j < nk; ++j) bc(static_cast<Eigen::Index>(j)) = -cterms[j].rate;
+    const Eigen::VectorXd dv0 = lu.particular(bc);
     for (std::size_t j = 0; j < part.size(); ++j) {
       const std::size_t k = part[j];
-      p.d(static_cast<Eigen::Index>(j)) = gd[k] - e[k] * std::max(0.0, -gd[k]);
-      if (lc[j].tangential >= 0)
-        p.d(static_cast<Eigen::Index>(part.size()) + lc[j].tangential) = (1 + tangential * e[k]) * terms[k].slip;
+      p.d(static_cast<Eigen::Index>(j)) = gd[k] - e[k] * std::max(0.0, -gd[k]) + rows[j].dot(dv0);
+      if (lc[j].tangential >= 0) {
+        const auto i = static_cast<Eigen::Index>(part.size()) + lc[j].tangential;
+        p.d(i) = (1 + tangential * e[k]) * terms[k].slip + rows[static_cast<std::size_t>(i)].dot(dv0);
+      }
     }
     const auto fired_part = std::find(part.begin(), part.end(), fired) - part.begin();
     narrow_options(p, lc, contacts_, std::vector<int>(part.size(), 0), opts, static_cast<int>(fired_part), "impact",
@@ -1002,7 +1044,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     Candidate nearest;
     nearest.verdict.margin = -std::numeric_limits<double>::infinity();
     std::vector<std::vector<int>> opts = options;
-    if (narrow_first(settings_, opts) && nk == 0) narrow(tangential, opts);  // the LCP does not hold constraints
+    if (narrow_first(settings_, opts)) narrow(tangential, opts);
     check_combinations(opts, t, "impact");
     std::vector<std::size_t> idx(part.size(), 0);
     do {
