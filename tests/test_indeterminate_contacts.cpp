@@ -357,19 +357,20 @@ struct LadderSlide {
 /// Compares a run of the ladder released at rest at theta0 and sliding on both surfaces against LadderSlide (RK4,
 /// step 1e-4 s) until the wall's normal force of the reference falls to zero, where the top leaves the wall:
 /// x, y, theta and the normal forces at every sample before it, and the time of the run's lift-off event against the
-/// reference's zero of N_w (found by bisection on the RK4 step). Returns the largest position error.
-double compare_ladder_slide(const test::Run& r, const LadderSlide& ref, double tol) {
+/// reference's zero of N_w (found by bisection on the RK4 step), or no lift-off where the reference has none before
+/// the run's end.
+void compare_ladder_slide(const test::Run& r, const LadderSlide& ref, double tol) {
   REQUIRE_MESSAGE(r.result.completed(), r.result.message);
   const SignalLookup s(r.scenario);
   const Ladder& L = ref.L;
   const double h = 1e-4;
   LadderSlide::State q{L.l * std::cos(L.theta0), L.l * std::sin(L.theta0), L.theta0, 0, 0, 0};
-  // The reference's lift-off: the first step over which N_w turns negative, then bisection on its length.
+  // The reference's lift-off: the first step over which N_w turns negative, then bisection on its length
+  // (infinity where the top stays on the wall to the run's end).
   double t_lift = 0;
   {
     LadderSlide::State p = q;
-    while (ref.solve(p)(4) > 0) {
-      REQUIRE(t_lift < 10);
+    while (ref.solve(p)(4) > 0 && t_lift <= r.result.t_final) {
       const LadderSlide::State next = ref.step(p, h);
       if (ref.solve(next)(4) <= 0) {
         double lo = 0, hi = h;
@@ -383,19 +384,24 @@ double compare_ladder_slide(const test::Run& r, const LadderSlide& ref, double t
       p = next;
       t_lift += h;
     }
+    if (t_lift > r.result.t_final) t_lift = std::numeric_limits<double>::infinity();
   }
   const auto lifts = events_of(r, "lift_off");
-  REQUIRE(!lifts.empty());
-  CHECK(lifts.front()->t == doctest::Approx(t_lift).epsilon(tol));
-  // Nothing happens before the lift-off; the wall is the contact that leaves.
-  for (const auto& e : r.rec.events) {
-    if (e.t >= lifts.front()->t) break;
-    CHECK_MESSAGE(false, "event " << e.kind << " at t = " << e.t << " before the lift-off");
+  const double t_lift_run = lifts.empty() ? std::numeric_limits<double>::infinity() : lifts.front()->t;
+  if (std::isfinite(t_lift)) {
+    REQUIRE(!lifts.empty());
+    CHECK(t_lift_run == doctest::Approx(t_lift).epsilon(tol));
+    // The wall is the contact that leaves.
+    CHECK(s.after(*lifts.front(), "x") - L.l * std::cos(s.after(*lifts.front(), "theta")) >= 0);
+  } else {
+    CHECK(lifts.empty());
   }
-  CHECK(s.after(*lifts.front(), "x") - L.l * std::cos(s.after(*lifts.front(), "theta")) >= 0);
-  double worst = 0, t = 0;
+  // Nothing happens before the lift-off.
+  for (const auto& e : r.rec.events)
+    if (e.t < t_lift_run) CHECK_MESSAGE(false, "event " << e.kind << " at t = " << e.t << " before the lift-off");
+  double t = 0;
   std::size_t compared = 0;
-  for (std::size_t k = 0; k < r.rec.t.size() && r.rec.t[k] < std::min(t_lift, lifts.front()->t); ++k) {
+  for (std::size_t k = 0; k < r.rec.t.size() && r.rec.t[k] < std::min(t_lift, t_lift_run); ++k) {
     q = ref.advance(q, r.rec.t[k] - t, h);
     t = r.rec.t[k];
     INFO("t = " << t);
@@ -404,7 +410,6 @@ double compare_ladder_slide(const test::Run& r, const LadderSlide& ref, double t
     CHECK(ex <= tol);
     CHECK(ey <= tol);
     CHECK(et <= tol);
-    worst = std::max({worst, ex, ey, et});
     const auto a = ref.solve(q);
     const double W = L.m * L.g;
     CHECK(std::abs(s.at(r, k, "normal_force_floor") - a(3)) <= tol * W);
@@ -421,7 +426,6 @@ double compare_ladder_slide(const test::Run& r, const LadderSlide& ref, double t
     ++compared;
   }
   CHECK(compared >= 20);
-  return worst;
 }
 
 }  // namespace
@@ -438,6 +442,43 @@ TEST_CASE("indeterminate contacts: the ladder below the critical friction slides
     sets.push_back("solver.rtol=1e-12");
     const test::Run r = test::run_text(kLadder, sets);
     compare_ladder_slide(r, LadderSlide{L, mu_f, mu_w}, 1e-8);
+  }
+}
+
+TEST_CASE("indeterminate contacts: the ladder's rest ends at Coulomb's limit mu_c = sec(theta) - tan(theta): held "
+          "just above it with the largest smallest margin, sliding just below it") {
+  // With equal coefficients the ladder rests exactly where mu >= mu_c (2 mu tan(theta) >= 1 - mu^2): there the
+  // stick mode's dependent rows admit a distribution inside every cone, its best smallest margin s* > 0, and
+  // crosses zero at mu_c. 0.1 % either side of it.
+  const Ladder L;
+  const double mu_c = 1 / std::cos(L.theta0) - std::tan(L.theta0);
+  {
+    const double mu = mu_c * (1 + 1e-3);
+    REQUIRE(L.rests(mu, mu));
+    const test::Run r = test::run_text(kLadder, L.overrides(mu, mu));
+    check_ladder_at_rest(L, r, mu, mu);
+    double best = 0;
+    const Eigen::Vector4d expected = ladder_rule(L, L.theta0, mu, mu, best);
+    CHECK(best > 0);
+    CHECK(best < 1e-3 * L.m * L.g);  // near the edge of the cones: the largest smallest margin is small
+    const SignalLookup s(r.scenario);
+    const Eigen::Vector4d f = ladder_forces(s, r, r.rec.t.size() - 1);
+    CHECK((f - expected).cwiseAbs().maxCoeff() <= 1e-9 * L.m * L.g);
+    const auto mg = cone_margins(f, mu, mu);
+    CHECK(*std::min_element(mg.begin(), mg.end()) == doctest::Approx(best).epsilon(1e-6));
+  }
+  {
+    const double mu = mu_c * (1 - 1e-3);
+    REQUIRE_FALSE(L.rests(mu, mu));
+    double best = 0;
+    ladder_rule(L, L.theta0, mu, mu, best);
+    CHECK(best < 0);  // no distribution inside the cones: the stick mode is refused
+    std::vector<std::string> sets = L.overrides(mu, mu);
+    sets.push_back("solver.rtol=1e-12");
+    const test::Run r = test::run_text(kLadder, sets);
+    compare_ladder_slide(r, LadderSlide{L, mu, mu}, 1e-8);
+    const SignalLookup s(r.scenario);
+    CHECK(s.at(r, r.rec.t.size() - 1, "theta") < L.theta0 - 1e-3);  // it has moved
   }
 }
 
@@ -688,6 +729,44 @@ TEST_CASE("indeterminate contacts: a rod landing flat with restitution bounces b
       }
       CHECK(resting >= 100);
     }
+  }
+}
+
+TEST_CASE("indeterminate contacts: mu = 0 is frictionless through impacts: the flat rod's bounces equal those of the "
+          "rod without friction keys") {
+  FlatRod rod;
+  rod.mu = 0;
+  const std::string text = scenario_text("flat_rod.toml");
+  std::string frictionless = text;
+  for (const char* line : {"slip_velocity = \"der(x) + l*sin(theta)*der(theta)\"",
+                           "slip_velocity = \"der(x) - l*sin(theta)*der(theta)\"", "friction_coefficient = \"mu\"",
+                           "friction_coefficient = \"mu\""})
+    frictionless = without_line(frictionless, line);
+  const test::Run zero = test::run_text(text, rod.overrides());
+  const test::Run none = test::run_text(frictionless, rod.overrides());
+  REQUIRE_MESSAGE(zero.result.completed(), zero.result.message);
+  REQUIRE_MESSAGE(none.result.completed(), none.result.message);
+  const SignalLookup sz(zero.scenario), sn(none.scenario);
+  REQUIRE(zero.rec.events.size() == none.rec.events.size());
+  CHECK(events_of(zero, "impact").size() >= 5);
+  for (std::size_t i = 0; i < zero.rec.events.size(); ++i) {
+    INFO("event " << i << ": " << zero.rec.events[i].kind << " at t = " << zero.rec.events[i].t);
+    CHECK(zero.rec.events[i].kind == none.rec.events[i].kind);
+    CHECK(zero.rec.events[i].t == doctest::Approx(none.rec.events[i].t).epsilon(1e-12));
+    for (const char* q : {"x", "y", "theta", "der_x", "der_y", "der_theta"})
+      CHECK(std::abs(sz.after(zero.rec.events[i], q) - sn.after(none.rec.events[i], q)) <=
+            1e-12 * (1 + std::abs(sn.after(none.rec.events[i], q))));
+    if (zero.rec.events[i].kind == "impact") {
+      CHECK(extra(zero.rec.events[i], "impulse_tangential_left") == 0.0);
+      CHECK(extra(zero.rec.events[i], "impulse_tangential_right") == 0.0);
+    }
+  }
+  REQUIRE(zero.rec.t.size() == none.rec.t.size());
+  for (std::size_t k = 0; k < zero.rec.t.size(); ++k) {
+    INFO("t = " << zero.rec.t[k]);
+    for (const char* q : {"x", "y", "theta", "der_x", "der_y", "der_theta", "normal_force_left", "normal_force_right"})
+      CHECK(std::abs(sz.at(zero, k, q) - sn.at(none, k, q)) <= 1e-12 * (1 + std::abs(sn.at(none, k, q))));
+    CHECK(sz.at(zero, k, "der_x") == doctest::Approx(rod.u).epsilon(1e-12));
   }
 }
 
