@@ -1245,6 +1245,57 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   out.state_changed = true;
 }
 
+void ContactEngine::land_unresolved(double t, double* x, int mode, std::size_t fired, double rate,
+                                    EventOutcome& out) const {
+  const std::size_t n = n_, nc = contacts_.size();
+  Solution s;
+  solve(t, x, mode, s);
+  const Work& w = work(n, nc, constraint_names_.size());
+  const auto ni = static_cast<Eigen::Index>(n);
+  // The rows held: the landing contact's gap rate (to zero), every other closed contact's gap rate and every
+  // sticking slip (kept), and the constraints (kept).
+  std::vector<Eigen::VectorXd> rows;
+  std::vector<double> targets;
+  auto row = [&](const std::vector<double>& r, double target) {
+    rows.push_back(Eigen::Map<const Eigen::VectorXd>(r.data(), ni));
+    targets.push_back(target);
+  };
+  row(w.terms[fired].Wn, -rate);
+  for (std::size_t k = 0; k < nc; ++k) {
+    const int cm = contact_mode(mode, k);
+    if (k == fired || !is_closed(contacts_[k], cm)) continue;
+    if (contacts_[k].unilateral) row(w.terms[k].Wn, 0.0);
+    if (cm == kStick && !frictionless_here(contacts_[k], w.terms[k])) row(w.terms[k].Wt, 0.0);
+  }
+  for (const auto& c : w.cterms) row(c.G, 0.0);
+  const auto m = static_cast<Eigen::Index>(rows.size());
+  Eigen::MatrixXd W(m, ni);
+  Eigen::VectorXd b(m);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    W.row(r) = rows[static_cast<std::size_t>(r)].transpose();
+    b(r) = targets[static_cast<std::size_t>(r)];
+  }
+  const Eigen::MatrixXd MiWt = w.M.partialPivLu().solve(W.transpose());
+  const Eigen::VectorXd y = (W * MiWt).completeOrthogonalDecomposition().solve(b);
+  double T0, V0, h0, E0, T1, V1, h1, E1;
+  energies(t, x, T0, V0, h0, E0);
+  const Eigen::VectorXd dv = MiWt * y;
+  for (std::size_t i = 0; i < n; ++i) x[n + i] += dv(static_cast<Eigen::Index>(i));
+  energies(t, x, T1, V1, h1, E1);
+  const double loss = E0 - E1;  // >= 0: the projection in the M-metric takes kinetic energy only
+  x[n_base_ + 1] += std::max(loss, 0.0);
+  for (std::size_t k = 0; k < nc; ++k)
+    if (contacts_[k].unilateral) {
+      out.extra["impulse_normal_" + contacts_[k].name] = 0.0;
+      if (contacts_[k].friction) out.extra["impulse_tangential_" + contacts_[k].name] = 0.0;
+    }
+  // The landing's impulse: that of a plastic landing at the rate it left with.
+  out.extra["impulse_normal_" + contacts_[fired].name] = -y(0);
+  out.extra["kinetic_energy_loss"] = loss;
+  out.kind = "capture";
+  out.state_changed = true;
+}
+
 bool ContactEngine::settle_rates(double t, double* x, int mode, int lifted) const {
   const std::size_t n = n_, nc = contacts_.size();
   Solution s;
@@ -1349,12 +1400,23 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
       solve(t, x, mode, s);
       double vscale = 0;
       for (std::size_t i = 0; i < n_; ++i) vscale = std::max(vscale, std::abs(x[n_ + i]));
-      if (s.gdot[fired] > 1e-9 * vscale + 1e-3 * settings_.rest_speed())
-        throw SolverError("contact " + contacts_[fired].name + ": the gap reached zero at t = " + num(t) +
-                          " while opening (g' = " + num(s.gdot[fired]) + "): a flight this short is below what the "
-                          "integration resolves of the positions (about rtol |q| + atol); raise "
-                          "nonsmooth.capture_velocity above the rebound speeds that cannot be followed, or tighten "
-                          "solver.rtol and solver.atol");
+      if (s.gdot[fired] > 1e-9 * vscale + 1e-3 * settings_.rest_speed()) {
+        const Work& w = work(n_, contacts_.size(), constraint_names_.size());
+        const double vc = capture_speed(x, w.terms[fired], s.gddot[fired]);
+        if (s.gdot[fired] > vc)
+          throw SolverError("contact " + contacts_[fired].name + ": the gap reached zero at t = " + num(t) +
+                            " while opening (g' = " + num(s.gdot[fired]) + ", above the capture velocity " + num(vc) +
+                            "): a flight this short is below what the integration resolves of the positions (about "
+                            "rtol |q| + atol); raise nonsmooth.capture_velocity above the rebound speeds that cannot "
+                            "be followed, or tighten solver.rtol and solver.atol");
+        // A contact that left the surface slower than the capture velocity (lifted by an impact elsewhere, as the
+        // trailing spoke of a rocking rimless wheel) and is back at zero gap: its flight was too short to follow.
+        // It lands plastically (capture): its rate is taken to zero by the least change of kinetic energy.
+        land_unresolved(t, x, mode, fired, s.gdot[fired], out);
+        out.new_mode = select_mode(t, x, mode, -1, -1, "after a capture");
+        settle_rates(t, x, out.new_mode);
+        return out;
+      }
     }
     impact(t, x, mode, fired, out);
     double candidates = NAN;

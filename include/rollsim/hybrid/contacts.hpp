@@ -206,6 +206,10 @@ class ContactEngine : public HybridSystem {
   /// The capture velocity of a contact at an impact: the given one, or the derived rule's (ContactSettings) from the
   /// gap's free acceleration (g'' with the contact open).
   double capture_speed(const double* x, const ContactTerms& c, double free_gap_acceleration) const;
+  /// A contact back at zero gap while still opening slower than its capture velocity (a flight too short to
+  /// follow): it lands plastically, its rate `rate` taken to zero by the least change of kinetic energy that keeps
+  /// the other closed contacts, the sticking slips and the constraints. A capture event.
+  void land_unresolved(double t, double* x, int mode, std::size_t fired, double rate, EventOutcome& out) const;
   /// The impact at (t, x) (touchdown of `fired`): applies the impulses to x; returns the event's extras.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
   /// Makes the rates consistent with `mode` after an event: g' = 0 for each closed contact (for `lifted`, a contact
