@@ -432,6 +432,18 @@ void ContactEngine::witness_values(double t, const double* x, int mode, double* 
 }
 
 bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, EnergyLedger& e) const {
+  // The audit asks at every step and event: a friction coefficient that an expression turned negative, or a static
+  // one below the kinetic one, ends the run with the time.
+  Work& w = work(n_, contacts_.size(), constraint_names_.size());
+  contact_terms(t, x, w.terms.data());
+  for (std::size_t k = 0; k < contacts_.size(); ++k) {
+    const ContactTerms& ct = w.terms[k];
+    if (contacts_[k].friction && (!(ct.mu >= 0) || ct.mu_static < 0 || (ct.mu_static > 0 && ct.mu_static < ct.mu)))
+      throw SolverError("contact " + contacts_[k].name + ": the friction coefficient is mu = " + num(ct.mu) +
+                        (ct.mu_static > 0 ? " (static " + num(ct.mu_static) + ")" : std::string()) + " at t = " +
+                        num(t) + "; Coulomb's law needs 0 <= mu <= mu_s: check the expressions of "
+                        "friction_coefficient and static_friction_coefficient");
+  }
   double T, V, h, E;
   energies(t, x, T, V, h, E);
   e.energy = E - constraint_work(x) - surface_work(x);
@@ -454,16 +466,6 @@ void ContactEngine::compute_outputs(double t, const double* x, int mode, double*
   y[1] = V;
   y[2] = h;
   y[3] = E - constraint_work(x) - surface_work(x) + x[n_base_] + x[n_base_ + 1];
-  // Every step passes here (the summary's point): a friction coefficient that an expression turned negative, or a
-  // static one below the kinetic one, ends the run with the time.
-  for (std::size_t k = 0; k < contacts_.size(); ++k) {
-    const ContactTerms& ct = w.terms[k];
-    if (contacts_[k].friction && (!(ct.mu >= 0) || ct.mu_static < 0 || (ct.mu_static > 0 && ct.mu_static < ct.mu)))
-      throw SolverError("contact " + contacts_[k].name + ": the friction coefficient is mu = " + num(ct.mu) +
-                        (ct.mu_static > 0 ? " (static " + num(ct.mu_static) + ")" : std::string()) + " at t = " +
-                        num(t) + "; Coulomb's law needs 0 <= mu <= mu_s: check the expressions of "
-                        "friction_coefficient and static_friction_coefficient");
-  }
   std::size_t j = 4;
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const ContactSpec& c = contacts_[k];
