@@ -12,61 +12,17 @@
 
 #include <Eigen/Dense>
 
-#include "support.hpp"
+#include "contact_support.hpp"
 
 namespace rollsim {
 
 namespace {
 
-std::string scenario_text(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
-
-std::string number_text(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-/// The value of a signal (a state first, else an output) of a system, by name.
-struct SignalLookup {
-  std::vector<std::string> states, outputs;
-  explicit SignalLookup(const Scenario& sc) {
-    auto sys = build_system(sc);
-    for (const auto& s : sys->states()) states.push_back(s.name);
-    for (const auto& s : sys->outputs()) outputs.push_back(s.name);
-  }
-  long state_index(const std::string& name) const {
-    for (std::size_t i = 0; i < states.size(); ++i)
-      if (states[i] == name) return static_cast<long>(i);
-    return -1;
-  }
-  /// At sample k of a run.
-  double at(const test::Run& r, std::size_t k, const std::string& name) const {
-    if (const long i = state_index(name); i >= 0) return r.rec.x[k][static_cast<std::size_t>(i)];
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-      if (outputs[i] == name) return r.rec.y[k][i];
-    FAIL("no signal " << name);
-    return NAN;
-  }
-  /// A state after an event.
-  double after(const EventRecord& e, const std::string& name) const {
-    const long i = state_index(name);
-    REQUIRE_MESSAGE(i >= 0, "no state " << name);
-    return e.x[static_cast<std::size_t>(i)];
-  }
-};
-
-std::vector<const EventRecord*> events_of(const test::Run& r, const std::string& kind) {
-  std::vector<const EventRecord*> out;
-  for (const auto& e : r.rec.events)
-    if (e.kind == kind) out.push_back(&e);
-  return out;
-}
-
-double extra(const EventRecord& e, const std::string& key) {
-  const auto it = e.extra.find(key);
-  REQUIRE_MESSAGE(it != e.extra.end(), "event " << e.kind << " at t = " << e.t << " has no extra " << key);
-  return it->second;
-}
+using test::events_of;
+using test::extra;
+using test::number_text;
+using test::scenario_text;
+using test::SignalLookup;
 
 /// The text with one line removed (it must be there).
 std::string without_line(std::string text, const std::string& line) {
@@ -83,37 +39,7 @@ std::string without_line(std::string text, const std::string& line) {
 /// friction forces in (x, y, theta)):
 ///   floor: W_N = (0, 1, -l cos theta), W_T = (1, 0, -l sin theta);
 ///   wall:  W_N = (1, 0,  l sin theta), W_T = (0, 1,  l cos theta).
-const char* const kLadder = R"toml(model = "lagrangian"
-title = "ladder"
-[parameters]
-m = 1.0
-l = 1.0
-g = 9.81
-mu_f = 0.3
-mu_w = 0.3
-[coordinates]
-x = "m"
-y = "m"
-theta = "rad"
-[lagrangian]
-kinetic = "1/2*m*(der(x)^2 + der(y)^2) + 1/2*(m*l^2/3)*der(theta)^2"
-potential = "m*g*y"
-[contacts.floor]
-gap = "y - l*sin(theta)"
-slip_velocity = "der(x) - l*sin(theta)*der(theta)"
-friction_coefficient = "mu_f"
-[contacts.wall]
-gap = "x - l*cos(theta)"
-slip_velocity = "der(y) + l*cos(theta)*der(theta)"
-friction_coefficient = "mu_w"
-[initial]
-theta = 1.0471975511965976
-x = 0.5
-y = 0.8660254037844386
-[simulation]
-t_end = 2.0
-output_dt = 0.01
-)toml";
+const std::string kLadder = test::scenario_text("ladder.toml");  // scenarios/ladder.toml
 
 const char* const kWallSlip = "slip_velocity = \"der(y) + l*cos(theta)*der(theta)\"";
 const char* const kWallFriction = "friction_coefficient = \"mu_w\"";

@@ -7,18 +7,11 @@
 
 #include <doctest/doctest.h>
 
-#include "support.hpp"
+#include "contact_support.hpp"
 
 namespace rollsim {
 
 namespace {
-
-std::vector<const EventRecord*> of_kind(const test::Run& r, const std::string& kind) {
-  std::vector<const EventRecord*> v;
-  for (const auto& e : r.rec.events)
-    if (e.kind == kind) v.push_back(&e);
-  return v;
-}
 
 std::string ball(double e) {
   return "model = \"lagrangian\"\n[parameters]\nm = 0.2\ng = 9.81\ne = " + std::to_string(e) +
@@ -39,8 +32,8 @@ TEST_CASE("zeno: a bouncing ball without capture_velocity is captured at its acc
     CAPTURE(e);
     const test::Run r = test::run_text(ball(e));
     REQUIRE_MESSAGE(r.result.completed(), r.result.message);
-    const auto impacts = of_kind(r, "impact");
-    const auto captures = of_kind(r, "capture");
+    const auto impacts = test::events_of(r, "impact");
+    const auto captures = test::events_of(r, "capture");
     REQUIRE(captures.size() == 1);
     REQUIRE(impacts.size() >= 5);
     const double resolution = r.scenario.real("nonsmooth.gap_tolerance") + r.scenario.real("solver.atol");
@@ -84,7 +77,7 @@ TEST_CASE("zeno: a rimless wheel rocking on flat ground comes to rest by itself,
   const test::Run r = test::run_text(text, {"parameters.gamma=0", "simulation.t_end=10"});
   REQUIRE_MESSAGE(r.result.completed(), r.result.message);
   const double alpha = std::numbers::pi / 8, eps = 0.01, c = (std::cos(2 * alpha) + eps) / (1 + eps);
-  const auto impacts = of_kind(r, "impact");
+  const auto impacts = test::events_of(r, "impact");
   REQUIRE(impacts.size() >= 10);
   const std::size_t theta_dot = 5;  // states x, y, theta, x', y', theta', ...
   for (std::size_t i = 1; i < impacts.size(); ++i) {
@@ -92,7 +85,7 @@ TEST_CASE("zeno: a rimless wheel rocking on flat ground comes to rest by itself,
     CHECK(std::abs(impacts[i]->x[theta_dot]) ==
           doctest::Approx(c * std::abs(impacts[i - 1]->x[theta_dot])).epsilon(1e-7));
   }
-  CHECK(!of_kind(r, "capture").empty());
+  CHECK(!test::events_of(r, "capture").empty());
   const std::size_t last = r.rec.t.size() - 1;
   for (std::size_t i = 3; i < 6; ++i) CHECK(std::abs(r.rec.x[last][i]) <= 1e-9);
   CHECK(r.rec.t.back() == doctest::Approx(10.0));
