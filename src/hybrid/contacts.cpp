@@ -449,10 +449,10 @@ bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, Energ
   e.energy = E - constraint_work(x) - surface_work(x);
   e.dissipated = x[n_base_] + x[n_base_ + 1];
   e.dissipated_state = static_cast<int>(n_base_);
-  // The sum of the parts' magnitudes (docs/audit.md): the energies, the works E - h (W_Q, P, a torque's work) and
-  // both dissipated energies.
-  e.scale = std::max(std::abs(h), std::abs(T) + std::abs(V)) + std::abs(E - h) + std::abs(x[n_base_]) +
-            std::abs(x[n_base_ + 1]);
+  // The sum of the parts' magnitudes (docs/audit.md): the energies, the model's works E - h (W_Q, P, a torque's
+  // work), the constraints' and the moving surfaces' works, and both dissipated energies.
+  e.scale = std::max(std::abs(h), std::abs(T) + std::abs(V)) + std::abs(E - h) + std::abs(constraint_work(x)) +
+            std::abs(surface_work(x)) + std::abs(x[n_base_]) + std::abs(x[n_base_ + 1]);
   return true;
 }
 
@@ -1455,6 +1455,8 @@ class ContactSummarizer final : public Summarizer {
     for (std::size_t i = 0; i < st.size(); ++i) {
       if (st[i].name == "dissipated_friction") d_friction_ = i;
       if (st[i].name == "dissipated_impact") d_impact_ = i;
+      if (st[i].name == "work_constraints") w_constraints_ = static_cast<int>(i);
+      if (st[i].name == "work_surfaces") w_surfaces_ = static_cast<int>(i);
     }
   }
   void on_point(double, const double* x, const double* y, int mode) override {
@@ -1463,12 +1465,15 @@ class ContactSummarizer final : public Summarizer {
       have_ = true;
     }
     drift_ = std::max(drift_, std::abs(y[3] - e0_));
-    // The ledger's scale (ContactEngine::energy_ledger) from the outputs T, V, h, the balance E + D, and the
-    // engine's two dissipation states.
+    // The ledger's scale (ContactEngine::energy_ledger) from the outputs T, V, h, the balance
+    // E - W_C - W_S + D, and the engine's states: the dissipated energies and the works of the constraints and of
+    // the moving surfaces. The model's works E - h are what the balance holds beyond them.
     const double d_friction = x[d_friction_], d_impact = x[d_impact_];
-    const double works = y[3] - d_friction - d_impact - y[2];
+    const double w_c = w_constraints_ >= 0 ? x[static_cast<std::size_t>(w_constraints_)] : 0.0;
+    const double w_s = w_surfaces_ >= 0 ? x[static_cast<std::size_t>(w_surfaces_)] : 0.0;
+    const double works = y[3] - d_friction - d_impact + w_c + w_s - y[2];
     scale_ = std::max(scale_, std::max(std::abs(y[2]), std::abs(y[0]) + std::abs(y[1])) + std::abs(works) +
-                                  std::abs(d_friction) + std::abs(d_impact));
+                                  std::abs(w_c) + std::abs(w_s) + std::abs(d_friction) + std::abs(d_impact));
     note(mode);
   }
   void on_event(double, const std::string& kind, int, int after, const double*) override {
@@ -1512,6 +1517,7 @@ class ContactSummarizer final : public Summarizer {
   bool have_ = false;
   double e0_ = 0, drift_ = 0, scale_ = 0;
   std::size_t d_friction_ = 0, d_impact_ = 0;  ///< where the engine's dissipation states are in x
+  int w_constraints_ = -1, w_surfaces_ = -1;   ///< and its work states, -1 where it has none
 };
 
 }  // namespace

@@ -74,6 +74,8 @@ class PendulumSystem final : public HybridSystem, public Linearizable {
     e.energy = c.kinetic + c.potential;
     e.dissipated = x[4];
     e.dissipated_state = 4;
+    // V is measured from the pivot: T + V is 0 for links released at its height, and small while T and |V| are not.
+    e.scale = std::abs(c.kinetic) + std::abs(c.potential) + std::abs(e.dissipated);
     return true;
   }
   void compute_outputs(double, const double* x, int, double* y) const override {

@@ -149,7 +149,9 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
     v.push_back(string_key(k + "direction", "both", {"rising", "falling", "both"}, "crossings that count"));
     v.push_back(string_key(k + "action", "record", {"record", "stop"}, "stop the run, or only record the event"));
   }
-  if (!constraints.empty()) {
+  // Constraints without contacts: the DAE on IDA. With contacts, the contact engine holds the constraints
+  // (nonsmooth.stabilization_rate, any solver.method).
+  if (!constraints.empty() && (contact_names.empty() || listing)) {
     v.push_back(real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a of the constraints: C'' + 2 a C' + a^2 C = 0")
                     .with_default(kDefaultBaumgarte)
                     .non_negative());
@@ -233,10 +235,11 @@ class SmoothSystem final : public HybridSystem, public Linearizable, public User
     ode_outputs(*c_, t, x, 0.0, y);
     e.energy = y[3];
     e.dissipated = 0;
+    e.scale = ledger_scale(*c_, x, y);
     return true;
   }
   void compute_outputs(double t, const double* x, int, double* y) const override { ode_outputs(*c_, t, x, 0.0, y); }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(); }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(c_); }
 
   // Linearizable: values from the compiled kernels, first derivatives from their exact Jacobians.
   /// The inputs: a generalized force on each coordinate, added to Q (0 in a run), so that a linearisation has
@@ -401,6 +404,7 @@ class ContactSystem final : public FilippovSystem, public UserModel {
     } else {
       e.energy = y[3];
     }
+    e.scale = ledger_scale(*c_, x, y);
     return true;
   }
   void compute_outputs(double t, const double* x, int mode, double* y) const override {
@@ -409,7 +413,7 @@ class ContactSystem final : public FilippovSystem, public UserModel {
   }
   std::string symbol_legend() const override { return "+ slip forward (w > 0), - slip backward, 0 stick"; }
   std::unique_ptr<Summarizer> make_physics_summarizer(const FilippovRecord&) const override {
-    return std::make_unique<EnergySummarizer>();
+    return std::make_unique<EnergySummarizer>(c_);
   }
 
  private:
@@ -782,7 +786,10 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
 
 std::vector<ContactSpec> contact_specs(const symbolic::LagrangeModel& m) {
   std::vector<ContactSpec> v;
-  for (const auto& c : m.contacts) v.push_back({c.name, c.unilateral, c.friction});
+  GiNaC::exmap at_rest;
+  for (const auto& qd : m.qd) at_rest[qd] = 0;
+  for (const auto& c : m.contacts)
+    v.push_back({c.name, c.unilateral, c.friction, c.friction && !c.slip_velocity.subs(at_rest).expand().is_zero()});
   return v;
 }
 
@@ -861,9 +868,9 @@ void check_contacts_at_start(const Scenario& sc, const Compiled& c, const symbol
          << settings.gap_tolerance << ", nonsmooth.gap_tolerance): the bodies overlap; change [initial]";
       sc.fail(key + "gap", os.str());
     }
-    if (o[0] <= settings.gap_tolerance && gd < -settings.capture_velocity) {
+    if (o[0] <= settings.gap_tolerance && gd < -settings.rest_speed()) {
       os << "contact " << m.contacts[k].name << " starts at zero gap approaching at g' = " << gd
-         << " (allowed: >= -" << settings.capture_velocity << "): start just above the surface, or with g' >= 0";
+         << " (allowed: >= -" << settings.rest_speed() << "): start just above the surface, or with g' >= 0";
       sc.fail(key + "gap", os.str());
     }
     const double e = o[5 + 2 * n];
@@ -1104,7 +1111,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
     for (const auto& s : state_signals(probe)) taken.insert(s.name);
     for (const auto& s : output_signals(probe)) taken.insert(s.name);
     for (const auto& s : {"work_forces", "dissipated_friction", "work_explicit_time", "work_constraints"}) taken.insert(s);
-    for (const auto& s : ContactEngine::engine_states()) taken.insert(s.name);
+    for (const auto& s : ContactEngine::engine_states(true, true)) taken.insert(s.name);
     for (const auto& s : ContactEngine::engine_outputs(contact_specs(m))) taken.insert(s.name);
     // A constraint's multiplier (lambda_NAME) must not take a coordinate's or a built-in signal's name.
     for (const auto& n : m.constraint_names)
@@ -1141,7 +1148,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   for (const auto& q : m.coordinates) c->units.push_back(sc.string("coordinates." + q));
   c->constraint_names = m.constraint_names;
   for (const auto& p : m.parameters) c->p.push_back(sc.real("parameters." + p));
-  if (c->nc) c->alpha = sc.real("dae.stabilization_rate");
+  if (c->nc && contacts.empty()) c->alpha = sc.real("dae.stabilization_rate");
   c->in_size = lay.size;
   c->in_a = lay.a;
   c->in_p = lay.p;

@@ -226,6 +226,8 @@ class TableSummarizer final : public Summarizer {
       : mu_(p.friction_coefficient ? *p.friction_coefficient : NAN),
         minimal_(minimal),
         total_(signal_index(outputs, "total_energy", "tipping table summary")),
+        kinetic_(signal_index(outputs, "kinetic_energy", "tipping table summary")),
+        potential_(signal_index(outputs, "potential_energy", "tipping table summary")),
         work_(signal_index(outputs, "input_work", "tipping table summary")),
         normal_(signal_index(outputs, "normal_force", "tipping table summary")),
         demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {}
@@ -236,6 +238,9 @@ class TableSummarizer final : public Summarizer {
       have_e0_ = true;
     }
     drift_ = std::max(drift_, std::abs(e - e0_));
+    // The energy scale of the drift: the sum of the magnitudes of the parts, never |T + V - W| alone (0 for a start
+    // at rest at the zero of V).
+    scale_ = std::max(scale_, std::abs(y[kinetic_]) + std::abs(y[potential_]) + std::abs(y[work_]));
     min_n_ = std::min(min_n_, y[normal_]);
     double xm[kStates];
     minimal_state(x, xm);
@@ -258,7 +263,7 @@ class TableSummarizer final : public Summarizer {
     std::vector<SummaryItem> v{
         {"energy_initial", e0_, "", "J", "initial energy (T + V)", false},
         {"energy_drift_abs", drift_, "", "J", "largest energy drift", false},
-        {"energy_drift_rel", e0_ != 0 ? drift_ / std::abs(e0_) : drift_, "", "1", "largest energy drift, relative", false},
+        {"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1", "largest energy drift, relative", false},
         {"normal_force_min", min_n_, "", "N", "smallest normal force", false},
         {"friction_demand_max", demand_.sup(), "", "1",
          demand_.unbounded() ? "sup |T_c|/N over the contact phase (unbounded: N -> 0 at lift-off, T_c != 0)"
@@ -279,10 +284,10 @@ class TableSummarizer final : public Summarizer {
 
   double mu_;
   std::array<int, kStates> minimal_;
-  std::size_t total_, work_, normal_;
+  std::size_t total_, kinetic_, potential_, work_, normal_;
   DemandTracker demand_;
   bool have_e0_ = false;
-  double e0_ = 0, drift_ = 0, min_n_ = std::numeric_limits<double>::infinity();
+  double e0_ = 0, drift_ = 0, scale_ = 0, min_n_ = std::numeric_limits<double>::infinity();
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
 };
 

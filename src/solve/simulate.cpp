@@ -376,11 +376,13 @@ class Loop {
   bool handle_roots(Integrator& integ, const std::vector<int>& roots, RunResult& res, bool must_restart) {
     const int step_mode = mode_;
     const std::vector<Witness>& witnesses = witnesses_of(step_mode);  // not refreshed within this call
-    bool restart = must_restart, stop = false;
+    bool restart = must_restart, stop = false, state_changed = false;
     std::string stop_kind;
     for (size_t i = 0; i < roots.size() && i < witnesses.size(); ++i) {
       if (roots[i] == 0) continue;
-      if (mode_ != step_mode) break;
+      // After a change of mode or of the state (an impact that took several contacts at once), the other roots of
+      // this step are stale: the restart's witnesses find whatever still crosses.
+      if (mode_ != step_mode || state_changed) break;
       const int before = mode_;
       EventOutcome out = sys_.on_event(t_, x_.data(), step_mode, witnesses[i].name, roots[i]);
       out.terminal = out.terminal || witnesses[i].terminal;
@@ -401,6 +403,7 @@ class Loop {
         for (auto* o : obs_) o->on_event(ev);
       }
       if (mode_ != before || out.state_changed) restart = true;
+      state_changed = state_changed || out.state_changed;
       if (out.terminal && !stop) {
         stop = true;
         stop_kind = kind;
@@ -466,19 +469,28 @@ class Loop {
     audit_energy_ = true;
     ++n_audit_points_;
     const double total = e.energy + e.dissipated;
+    const double rtol = opt_.solver.rtol, eps = std::numeric_limits<double>::epsilon();
+    // The energy scale: the running maximum of the sum of the magnitudes of the ledger's parts (EnergyLedger::scale;
+    // at least |E| + |D|). It is zero at a start at rest at zero potential, and small while T and V grow from zero.
+    energy_scale_ = std::max({energy_scale_, e.scale, std::abs(e.energy) + std::abs(e.dissipated)});
     if (!ledger_started_) {
       ledger_started_ = true;
       total0_ = total;
       dissipated_max_ = e.dissipated;
-      energy_scale_ = std::max({std::abs(e.energy), e.scale, std::numeric_limits<double>::min()});
+      // The absolute floor, from the start: what the absolute tolerances of the states make of E + D and of D.
+      update_energy_floor(integ, e);
     }
-    energy_scale_ = std::max({energy_scale_, std::abs(e.energy), e.scale});
-    const double rtol = opt_.solver.rtol, eps = std::numeric_limits<double>::epsilon();
     // Dissipation: never below its running maximum by more than the integration error of D in one step
-    // (rtol |D| + atol of D's state), times kErrorFactor.
-    const double err_d = e.dissipated_state >= 0 ? err_[static_cast<size_t>(e.dissipated_state)]
-                                                  : rtol * std::max(std::abs(e.dissipated), energy_scale_);
-    const double tol_d = kErrorFactor * (err_d + eps * energy_scale_);
+    // (rtol |D| + atol of D's state, or without a state for D, rtol times the energy scale with the absolute
+    // floor under it), times kErrorFactor.
+    auto tolerance_d = [&] {
+      const double err_d = e.dissipated_state >= 0
+                               ? err_[static_cast<size_t>(e.dissipated_state)]
+                               : std::max(rtol * std::max(std::abs(e.dissipated), energy_scale_), dissipated_floor_);
+      return kErrorFactor * (err_d + eps * energy_scale_);
+    };
+    double tol_d = tolerance_d();
+    if (e.dissipated < dissipated_max_ - tol_d && update_energy_floor(integ, e)) tol_d = tolerance_d();
     if (e.dissipated < dissipated_max_ - tol_d)
       throw AuditError("self-audit: at t = " + number(t_) + " " + sys_.time_signal().unit + " (" + where + "), mode " +
                        sys_.mode_name(mode_) + ": the dissipated energy decreased from " + number(dissipated_max_) +
@@ -486,16 +498,53 @@ class Loop {
                        "): a field is being integrated outside its region; tighten solver.rtol and solver.atol, "
                        "or report the scenario");
     dissipated_max_ = std::max(dissipated_max_, e.dissipated);
-    // Balance: E + D is conserved up to the local errors summed over the steps taken: kErrorFactor (rtol + eps)
-    // times the largest energy, per step.
-    const double tol_b = kErrorFactor * (rtol + eps) * energy_scale_ * static_cast<double>(n_audit_points_);
+    // Balance: E + D is conserved up to the local errors summed over the steps taken: kErrorFactor times, per step,
+    // the larger of (rtol + eps) times the energy scale and the absolute floor.
+    auto tolerance_b = [&] {
+      return kErrorFactor * std::max((rtol + eps) * energy_scale_, energy_floor_) *
+             static_cast<double>(n_audit_points_);
+    };
+    double tol_b = tolerance_b();
     const double imbalance = std::abs(total - total0_);
-    worst_balance_ratio_ = std::max(worst_balance_ratio_, imbalance / tol_b);
+    if (imbalance > tol_b && update_energy_floor(integ, e)) tol_b = tolerance_b();
+    worst_balance_ratio_ = std::max(worst_balance_ratio_, tol_b > 0 ? imbalance / tol_b : imbalance > 0 ? INFINITY : 0.0);
     if (imbalance > tol_b)
       throw AuditError("self-audit: at t = " + number(t_) + " " + sys_.time_signal().unit + " (" + where + "), mode " +
                        sys_.mode_name(mode_) + ": the energy balance E + D = const is off by " + number(imbalance) +
                        " (tolerance " + number(tol_b) + " after " + std::to_string(n_audit_points_) +
-                       " steps); tighten solver.rtol and solver.atol");
+                       " steps; energy scale " + number(energy_scale_) + ", absolute floor " + number(energy_floor_) +
+                       "); tighten solver.rtol and solver.atol");
+  }
+
+  /// The absolute floor of the energy tolerances at the current state (docs/audit.md): sum over the states of
+  /// |d(E + D)/dx_k| atol_k (and of |dD/dx_k| atol_k), by forward differences of the ledger, atol_k the
+  /// integrator's absolute tolerance of state k (its error scale at x = 0). Kept as the running maximum of the
+  /// states it was evaluated at: the start, and every check that fails without it. Returns whether it grew.
+  bool update_energy_floor(const Integrator& integ, const EnergyLedger& e) {
+    if (atol_.empty()) {
+      const std::vector<double> zero(n_, 0.0);
+      atol_.resize(n_);
+      integ.error_scale(zero.data(), atol_.data());
+    }
+    std::vector<double>& xp = floor_x_;
+    xp = x_;
+    const double total = e.energy + e.dissipated;
+    double f_total = 0, f_d = 0;
+    for (size_t k = 0; k < n_; ++k) {
+      const double dx = 1e-7 * std::max(1.0, std::abs(x_[k]));
+      xp[k] = x_[k] + dx;
+      EnergyLedger ep;
+      const bool ok = sys_.energy_ledger(t_, xp.data(), mode_, ep);
+      xp[k] = x_[k];
+      if (!ok) continue;
+      const double g_total = (ep.energy + ep.dissipated - total) / dx, g_d = (ep.dissipated - e.dissipated) / dx;
+      if (std::isfinite(g_total)) f_total += std::abs(g_total) * atol_[k];
+      if (std::isfinite(g_d)) f_d += std::abs(g_d) * atol_[k];
+    }
+    const bool grew = f_total > energy_floor_ || f_d > dissipated_floor_;
+    energy_floor_ = std::max(energy_floor_, f_total);
+    dissipated_floor_ = std::max(dissipated_floor_, f_d);
+    return grew;
   }
 
   static constexpr size_t kMaxEventsPerInstant = 6;
@@ -531,6 +580,9 @@ class Loop {
   // The energy ledger.
   bool audit_energy_ = true, ledger_started_ = false;
   double total0_ = 0, dissipated_max_ = 0, energy_scale_ = 0;
+  // The absolute floor of the energy tolerances (update_energy_floor), and its scratch.
+  double energy_floor_ = 0, dissipated_floor_ = 0;
+  std::vector<double> atol_, floor_x_;
   long n_audit_points_ = 0;
   double worst_balance_ratio_ = 0;
 };

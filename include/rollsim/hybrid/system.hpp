@@ -40,8 +40,11 @@ struct EnergyLedger {
   double energy = 0;
   double dissipated = 0;
   int dissipated_state = -1;  ///< the state index D is integrated in (its tolerance bounds D's error), or -1
-  /// The size of the parts E is a sum of (e.g. T + |V|), when it exceeds |E|: the integration error scales with
-  /// them (a body falling freely has E near 0 and T, V large). 0: |E|.
+  /// The energy scale: the sum of the magnitudes of the parts E + D is made of, |T| + |V| + |works| + |D| (with
+  /// max(|h|, |T| + |V|) for a Jacobi energy h), which the integration error scales with: a body falling freely
+  /// has E near 0 and T, V large; a forced oscillator has E = h - W_Q = 0 and h, W_Q growing. The self-audit uses
+  /// the running maximum of max(scale, |E| + |D|) (0, the default: |E| + |D|), with an absolute floor from the
+  /// states' absolute tolerances under it, so that a start with every part zero is audited too (docs/audit.md).
   double scale = 0;
 };
 
