@@ -235,7 +235,20 @@ def impacts(r, order: list) -> list:
 # The energy balance's terms: h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact is
 # constant (docs/user-models.md, "The energy balance"); a term the model does not have is absent (zero).
 BALANCE_TERMS = (("energy", +1.0), ("work_forces", -1.0), ("work_explicit_time", +1.0),
+                 ("work_constraints", -1.0), ("work_surfaces", -1.0),
                  ("dissipated_friction", +1.0), ("dissipated_impact", +1.0))
+
+
+def energy_scale(tr) -> float:
+    """The run's energy scale, as the program's summary takes it (docs/audit.md): the largest over the samples of
+    max(|h|, |T| + |V|) plus the magnitudes of the balance's other terms (works and dissipated energies)."""
+    h = np.abs(np.asarray(tr["energy"], float))
+    parts = np.maximum(h, np.abs(np.asarray(tr["kinetic_energy"], float)) + np.abs(np.asarray(tr["potential_energy"], float))) \
+        if "kinetic_energy" in tr and "potential_energy" in tr else h
+    for n, _ in BALANCE_TERMS[1:]:
+        if n in tr:
+            parts = parts + np.abs(np.asarray(tr[n], float))
+    return float(np.max(parts)) if parts.size else 0.0
 
 
 def balance(tr) -> np.ndarray:
@@ -249,7 +262,7 @@ def balance(tr) -> np.ndarray:
 class Ledger:
     """Where the energy went, from the file's own columns."""
     initial: float                  # the balance at the first sample [J]
-    scale: float                    # max |h| over the samples, the scale of the relative drift [J]
+    scale: float                    # the run's energy scale (energy_scale), that of the relative drift [J]
     lost_at_impacts: float          # sum of kinetic_energy_loss over the impact and capture events [J]
     dissipated_impact: float        # the state at the last sample [J]
     dissipated_friction: float      # the state at the last sample [J]
@@ -273,7 +286,7 @@ def ledger(r) -> Ledger:
     last = lambda n: float(np.asarray(tr[n], float)[-1]) if n in tr else 0.0  # noqa: E731
     mismatch = (float(np.max(np.abs(b - np.asarray(tr["energy_balance"], float))))
                 if "energy_balance" in tr else float("nan"))
-    return Ledger(initial=float(b[0]), scale=float(np.max(np.abs(h))), lost_at_impacts=float(np.sum(loss[sel])),
+    return Ledger(initial=float(b[0]), scale=energy_scale(tr), lost_at_impacts=float(np.sum(loss[sel])),
                   dissipated_impact=last("dissipated_impact"), dissipated_friction=last("dissipated_friction"),
                   drift_max=float(np.max(np.abs(b - b[0]))), drift_final=float(b[-1] - b[0]),
                   balance_output_mismatch=mismatch, n_impacts=int(sel.sum()))

@@ -346,10 +346,10 @@ def _contact_drift(ax, r):
     reported = r.summary.get("energy_drift_abs")
     if isinstance(reported, (int, float)) and np.isfinite(reported):
         ax.plot([], [], " ", label=f"run reports max |drift| = {reported:.2g} {unit}")
-    scale = float(np.max(np.abs(np.asarray(tr["energy"], dtype=float))))
+    scale = contacts.energy_scale(tr)
     if scale > 0 and np.isfinite(scale):
         sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
-        sec.set_ylabel("relative to max |h| [-]")
+        sec.set_ylabel("relative to the energy scale [-]")
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
     ax.set_ylabel(axis_label("energy drift", unit))
     ax.set_title("Energy balance drift")
