@@ -311,7 +311,9 @@ TEST_CASE("contacts: more undecided contacts than the exact enumeration takes ar
   // stick or slide either way, 4^9 = 262144 combinations, above the enumeration's 4^8. With
   // nonsmooth.mode_selection = "enumerate" that is refused; by default ("auto") the LCP narrows the combinations
   // and the plank stays at rest, its feet carrying its weight (unit mass, g = 9.81) with no moment about its
-  // centre (the feet's shares are not unique: nine feet on a rigid plank are statically indeterminate).
+  // centre. The feet's shares are not unique (nine feet on a rigid plank are statically indeterminate): the force
+  // distribution rule takes the least-norm one, which with the feet placed symmetrically about the centre is an
+  // equal share, g/9, on every foot (minimising sum lambda_k^2 with sum lambda_k = g, sum arm_k lambda_k = 0).
   std::string text = "model = \"lagrangian\"\n[coordinates]\nx = \"m\"\ny = \"m\"\na = \"rad\"\n"
                      "[lagrangian]\nkinetic = \"1/2*(der(x)^2 + der(y)^2) + 1/24*der(a)^2\"\npotential = \"9.81*y\"\n";
   for (int k = 0; k < 9; ++k) {
@@ -333,6 +335,7 @@ TEST_CASE("contacts: more undecided contacts than the exact enumeration takes ar
     for (int k = 0; k < 9; ++k) {
       const double lambda = s.at(r, i, "normal_force_foot" + std::to_string(k));
       CHECK(lambda >= -1e-12);
+      CHECK(lambda == doctest::Approx(9.81 / 9).epsilon(1e-9));
       force += lambda;
       moment += (-0.4 + 0.1 * k) * lambda;
     }

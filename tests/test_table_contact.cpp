@@ -402,3 +402,29 @@ TEST_CASE("table contact: equations that overflow at the start are an input erro
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("table contact: a run does not depend on the runs before it in the same thread") {
+  // The contact engine keeps per-thread room for its solves, reused by every later run of the same size. The table
+  // model's own formulation fills no static coefficient; a user model of the same size run before it (with a static
+  // coefficient 0.9) must not leave its value behind: the table model's run after it is the same, bit for bit, as
+  // the one before it.
+  const std::string table = ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml";
+  const std::vector<std::string> set = {"simulation.t_end=1"};
+  const test::Run first = run_file(table, set);
+  std::string text = test::read_file(kTable);
+  const std::string mu = "friction_coefficient = \"mu\"";
+  text.replace(text.find(mu), mu.size(), mu + "\nstatic_friction_coefficient = \"0.9\"");
+  const test::Run other = test::run_text(text, {"simulation.t_end=0.2"});
+  REQUIRE_MESSAGE(other.result.completed(), other.result.message);
+  const test::Run again = run_file(table, set);
+  REQUIRE_MESSAGE(first.result.completed(), first.result.message);
+  REQUIRE_MESSAGE(again.result.completed(), again.result.message);
+  REQUIRE(first.rec.events.size() == again.rec.events.size());
+  for (std::size_t i = 0; i < first.rec.events.size(); ++i) CHECK(first.rec.events[i].t == again.rec.events[i].t);
+  REQUIRE(first.rec.t.size() == again.rec.t.size());
+  for (std::size_t k = 0; k < first.rec.t.size(); ++k) CHECK(first.rec.x[k] == again.rec.x[k]);
+}
+
+}  // namespace rollsim

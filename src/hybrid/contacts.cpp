@@ -80,6 +80,13 @@ struct Work {
   }
 };
 
+/// The scalars of every contact's terms set to 0 before the model fills them: the per-thread room outlives a run,
+/// and a term the model leaves alone (a built-in model's mu_static, which then means "as mu") must not keep the
+/// value of an earlier run's model.
+void clear_scalars(std::vector<ContactTerms>& terms) {
+  for (auto& c : terms) c.gap = c.gap_bias = c.slip = c.slip_bias = c.mu = c.mu_static = c.restitution = c.given_normal = 0;
+}
+
 Work& work(std::size_t n, std::size_t nc, std::size_t nk) {
   thread_local Work w;
   w.ensure(n, nc, nk);
@@ -191,12 +198,17 @@ std::string ContactEngine::mode_name(int mode) const {
   return s;
 }
 
+void ContactEngine::fill_terms(double t, const double* x, std::vector<ContactTerms>& terms) const {
+  clear_scalars(terms);
+  contact_terms(t, x, terms.data());
+}
+
 bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) const {
   const std::size_t n = n_, nc = contacts_.size(), nk = constraint_names_.size();
   Work& w = work(n, nc, nk);
   s.size(n, nc, nk);
   mass_and_forces(t, x, w.M.data(), w.f.data());
-  contact_terms(t, x, w.terms.data());
+  fill_terms(t, x, w.terms);
   if (nk) constraint_terms(t, x, w.cterms.data());
   const auto ni = static_cast<Eigen::Index>(n);
   w.A.setZero();
@@ -435,7 +447,7 @@ bool ContactEngine::energy_ledger(double t, const double* x, int /*mode*/, Energ
   // The audit asks at every step and event: a friction coefficient that an expression turned negative, or a static
   // one below the kinetic one, ends the run with the time.
   Work& w = work(n_, contacts_.size(), constraint_names_.size());
-  contact_terms(t, x, w.terms.data());
+  fill_terms(t, x, w.terms);
   for (std::size_t k = 0; k < contacts_.size(); ++k) {
     const ContactTerms& ct = w.terms[k];
     if (contacts_[k].friction && (!(ct.mu >= 0) || ct.mu_static < 0 || (ct.mu_static > 0 && ct.mu_static < ct.mu)))
@@ -656,12 +668,14 @@ constexpr double kNarrowedBudget = 256;
 /// Narrows each contact's options to those the LCP's solution allows (a contact whose options the solution
 /// allows none of keeps all of them). Where that still leaves more than kNarrowedBudget combinations (many
 /// contacts with a zero force and a zero rate at once, such as the unloaded feet of a statically indeterminate
-/// support), each such contact but `keep_all` (the one whose event this is) takes the solution's own reading:
-/// open (no impulse) where its force is zero, else sticking. Throws if the LCP solver finds no solution.
-void narrow_options(const PlanarContactProblem& p, const std::vector<LcpContact>& lc,
+/// support), each such contact but `keep_all` (the one whose event this is) takes one reading: with
+/// `prefer_closed`, sticking (or closed) where the solution allows it, so that every touching contact shares the
+/// load by the force distribution rule; else the solution's own, open (no impulse) where its force is zero.
+/// Returns whether that reading was taken. Throws if the LCP solver finds no solution.
+bool narrow_options(const PlanarContactProblem& p, const std::vector<LcpContact>& lc,
                     const std::vector<ContactSpec>& specs, const std::vector<int>& closed_slide,
                     std::vector<std::vector<int>>& options, int keep_all, const char* what,
-                    const std::string& where) {
+                    const std::string& where, bool prefer_closed = false) {
   PlanarContactSolution s;
   if (!solve_planar_contacts(p, s))
     throw SolverError(std::string(what) + ": the LCP solver (Lemke) found no solution" + where +
@@ -680,21 +694,22 @@ void narrow_options(const PlanarContactProblem& p, const std::vector<LcpContact>
       if (std::find(allowed.begin(), allowed.end(), m) != allowed.end()) kept.push_back(m);
     if (!kept.empty()) options[j] = kept;
   }
-  if (combinations(options) <= kNarrowedBudget) return;
+  if (combinations(options) <= kNarrowedBudget) return false;
   for (std::size_t j = 0; j < options.size(); ++j) {
     auto& o = options[j];
     if (o.size() <= 1 || static_cast<int>(j) == keep_all) continue;
-    const int reading = std::find(o.begin(), o.end(), kOpen) != o.end()    ? kOpen
-                        : std::find(o.begin(), o.end(), kStick) != o.end() ? kStick
-                                                                             : o.front();
-    o = {reading};
+    const bool open = std::find(o.begin(), o.end(), kOpen) != o.end();
+    const bool stick = std::find(o.begin(), o.end(), kStick) != o.end();
+    o = {prefer_closed ? (stick ? kStick : open ? kOpen : o.front()) : (open ? kOpen : stick ? kStick : o.front())};
   }
+  return true;
 }
 
 }  // namespace
 
-void ContactEngine::narrow_modes(double t, const double* x, int current, int fired,
-                                 std::vector<std::vector<int>>& options, const std::string& where) const {
+bool ContactEngine::narrow_modes(double t, const double* x, int current, int fired,
+                                 std::vector<std::vector<int>>& options, const std::string& where,
+                                 bool prefer_closed) const {
   const std::size_t n = n_, nc = contacts_.size();
   Solution probe;
   solve(t, x, current, probe);
@@ -756,7 +771,7 @@ void ContactEngine::narrow_modes(double t, const double* x, int current, int fir
       p.bound.push_back(contacts_[k].unilateral ? 0.0 : ct.given_normal);
     }
   }
-  narrow_options(p, lc, contacts_, closed_slide, options, fired, "contact modes", where);
+  return narrow_options(p, lc, contacts_, closed_slide, options, fired, "contact modes", where, prefer_closed);
 }
 
 int ContactEngine::select_mode(double t, const double* x, int current, int fired, int left, const char* when,
@@ -800,8 +815,12 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
     }
   }
   auto where = [&] { return std::string(" at t = ") + num(t) + " (" + when + ", from mode " + mode_name(current) + ")"; };
+  // Many contacts at rest at once: the closed reading first (every touching contact shares the load), the LCP
+  // solution's own reading where no mode of the closed one is consistent.
+  const std::vector<std::vector<int>> unnarrowed = options;
+  bool closed_reading = false;
   if (narrow_first(settings_, options)) {
-    narrow_modes(t, x, current, fired, options, where());
+    closed_reading = narrow_modes(t, x, current, fired, options, where(), true);
     if (lcp_candidates) *lcp_candidates = combinations(options);
   }
   // The accelerations' scale: those of the mode, and those the smooth forces would cause with every contact open,
@@ -819,50 +838,62 @@ int ContactEngine::select_mode(double t, const double* x, int current, int fired
   }
   std::vector<Choice> strict, weak;
   Choice nearest;
-  nearest.verdict.margin = -std::numeric_limits<double>::infinity();
-  check_combinations(options, t, "contact modes");
-  std::vector<std::size_t> idx(nc, 0);
-  Solution s;
-  do {
-    int mode = 0;
-    for (std::size_t k = 0; k < nc; ++k) mode = with_contact_mode(mode, k, options[k][idx[k]]);
-    Choice ch;
-    ch.mode = mode;
-    for (std::size_t k = 0; k < nc; ++k) ch.changes += contact_mode(mode, k) != contact_mode(current, k);
-    const bool ok = solve(t, x, mode, s);
-    const Work& w = work(n, nc, constraint_names_.size());
-    if (!ok) {
-      ch.verdict.singular = true;
-      ch.verdict.worst = s.dependent ? "the contact constraints are dependent and contradict each other"
-                                     : "the contact constraints are dependent (singular matrix)";
-    } else {
-      double fscale = 0, ascale = free_scale;
-      for (std::size_t i = 0; i < n; ++i) ascale = std::max(ascale, std::abs(s.a[i]));
-      for (std::size_t k = 0; k < nc; ++k) {
-        fscale = std::max({fscale, std::abs(s.lam_n[k]), std::abs(s.lam_t[k])});
-        ascale = std::max({ascale, std::abs(s.gddot[k]), std::abs(s.wdot[k]), std::abs(w.terms[k].gap_bias),
-                           std::abs(w.terms[k].slip_bias)});
+  auto enumerate = [&] {
+    strict.clear();
+    weak.clear();
+    nearest = Choice{};
+    nearest.verdict.margin = -std::numeric_limits<double>::infinity();
+    check_combinations(options, t, "contact modes");
+    std::vector<std::size_t> idx(nc, 0);
+    Solution s;
+    do {
+      int mode = 0;
+      for (std::size_t k = 0; k < nc; ++k) mode = with_contact_mode(mode, k, options[k][idx[k]]);
+      Choice ch;
+      ch.mode = mode;
+      for (std::size_t k = 0; k < nc; ++k) ch.changes += contact_mode(mode, k) != contact_mode(current, k);
+      const bool ok = solve(t, x, mode, s);
+      const Work& w = work(n, nc, constraint_names_.size());
+      if (!ok) {
+        ch.verdict.singular = true;
+        ch.verdict.worst = s.dependent ? "the contact constraints are dependent and contradict each other"
+                                       : "the contact constraints are dependent (singular matrix)";
+      } else {
+        double fscale = 0, ascale = free_scale;
+        for (std::size_t i = 0; i < n; ++i) ascale = std::max(ascale, std::abs(s.a[i]));
+        for (std::size_t k = 0; k < nc; ++k) {
+          fscale = std::max({fscale, std::abs(s.lam_n[k]), std::abs(s.lam_t[k])});
+          ascale = std::max({ascale, std::abs(s.gddot[k]), std::abs(s.wdot[k]), std::abs(w.terms[k].gap_bias),
+                             std::abs(w.terms[k].slip_bias)});
+        }
+        for (std::size_t k = 0; k < nc; ++k) {
+          const ContactSpec& c = contacts_[k];
+          const ContactTerms& ct = w.terms[k];
+          const int cm = contact_mode(mode, k);
+          const bool closed = is_closed(c, cm);
+          if (c.unilateral && !closed && ct.gap <= gtol && std::abs(s.gdot[k]) <= vtol)
+            ch.verdict.check(s.gddot[k], ascale, c.name + ": open at zero gap needs g'' >= 0; g''");
+          if (c.unilateral && closed) ch.verdict.check(s.lam_n[k], fscale, c.name + ": closed needs lambda_N >= 0; lambda_N");
+          if (c.friction && closed && cm == kStick && !frictionless_here(c, ct))
+            ch.verdict.check(stick_mu(ct) * s.lam_n[k] - std::abs(s.lam_t[k]), fscale,
+                             c.name + ": sticking needs |lambda_T| <= mu_s lambda_N; mu_s lambda_N - |lambda_T|");
+          if (c.friction && closed && cm != kStick && std::abs(ct.slip) <= vtol)
+            ch.verdict.check((cm == kSlidePlus ? 1 : -1) * s.wdot[k], ascale,
+                             c.name + ": " + kModeNames[cm] + " from w = 0 needs s w' >= 0; s w'");
+        }
       }
-      for (std::size_t k = 0; k < nc; ++k) {
-        const ContactSpec& c = contacts_[k];
-        const ContactTerms& ct = w.terms[k];
-        const int cm = contact_mode(mode, k);
-        const bool closed = is_closed(c, cm);
-        if (c.unilateral && !closed && ct.gap <= gtol && std::abs(s.gdot[k]) <= vtol)
-          ch.verdict.check(s.gddot[k], ascale, c.name + ": open at zero gap needs g'' >= 0; g''");
-        if (c.unilateral && closed) ch.verdict.check(s.lam_n[k], fscale, c.name + ": closed needs lambda_N >= 0; lambda_N");
-        if (c.friction && closed && cm == kStick && !frictionless_here(c, ct))
-          ch.verdict.check(stick_mu(ct) * s.lam_n[k] - std::abs(s.lam_t[k]), fscale,
-                           c.name + ": sticking needs |lambda_T| <= mu_s lambda_N; mu_s lambda_N - |lambda_T|");
-        if (c.friction && closed && cm != kStick && std::abs(ct.slip) <= vtol)
-          ch.verdict.check((cm == kSlidePlus ? 1 : -1) * s.wdot[k], ascale,
-                           c.name + ": " + kModeNames[cm] + " from w = 0 needs s w' >= 0; s w'");
-      }
-    }
-    if (ch.verdict.strict()) strict.push_back(ch);
-    if (ch.verdict.weak()) weak.push_back(ch);
-    if (!ch.verdict.singular && ch.verdict.margin > nearest.verdict.margin) nearest = ch;
-  } while (next(idx, options));
+      if (ch.verdict.strict()) strict.push_back(ch);
+      if (ch.verdict.weak()) weak.push_back(ch);
+      if (!ch.verdict.singular && ch.verdict.margin > nearest.verdict.margin) nearest = ch;
+    } while (next(idx, options));
+  };
+  enumerate();
+  if (closed_reading && strict.empty() && weak.empty()) {
+    options = unnarrowed;
+    narrow_modes(t, x, current, fired, options, where(), false);
+    if (lcp_candidates) *lcp_candidates = combinations(options);
+    enumerate();
+  }
 
   if (strict.size() > 1) prefer_static_sticking(t, x, strict);
   if (strict.size() > 1) {
@@ -1001,7 +1032,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
                             num(gd[fired]) + ")";
   // The impulses' LCP (where the combinations are many): P_N against g'+ + e g'-, P_T against xi_T (below).
   double lcp_left = NAN;
-  auto narrow = [&](double tangential, std::vector<std::vector<int>>& opts) {
+  auto narrow = [&](double tangential, std::vector<std::vector<int>>& opts, bool prefer_closed) {
     const ConstrainedInverse lu(M, cterms);
     std::vector<LcpContact> lc(part.size());
     std::vector<Eigen::VectorXd> rows;
@@ -1035,18 +1066,21 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
       }
     }
     const auto fired_part = std::find(part.begin(), part.end(), fired) - part.begin();
-    narrow_options(p, lc, contacts_, std::vector<int>(part.size(), 0), opts, static_cast<int>(fired_part), "impact",
-                   where);
+    const bool reading = narrow_options(p, lc, contacts_, std::vector<int>(part.size(), 0), opts,
+                                        static_cast<int>(fired_part), "impact", where, prefer_closed);
     lcp_left = combinations(opts);
+    return reading;
   };
   // The impulses under the tangential law on xi_T = w+ + et w- (et = tangential * e of the contact): a sticking
   // impulse makes xi_T = 0, a sliding one has s xi_T >= 0. tangential = 0: the sticking impulse stops the slip.
-  auto enumerate = [&](double tangential) -> Candidate {
+  // With many contacts at once, the closed reading first (every contact at zero gap takes a share of the impulse by
+  // the force distribution rule), the LCP solution's own reading where the closed one finds no consistent impulse.
+  auto enumerate = [&](auto& self, double tangential, bool prefer_closed) -> Candidate {
     std::vector<Candidate> strict, weak;
     Candidate nearest;
     nearest.verdict.margin = -std::numeric_limits<double>::infinity();
     std::vector<std::vector<int>> opts = options;
-    if (narrow_first(settings_, opts)) narrow(tangential, opts);
+    const bool closed_reading = narrow_first(settings_, opts) && narrow(tangential, opts, prefer_closed);
     check_combinations(opts, t, "impact");
     std::vector<std::size_t> idx(part.size(), 0);
     do {
@@ -1179,6 +1213,21 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
     } while (next(idx, opts));
 
     if (strict.size() > 1) {
+      // As for the modes (prefer_static_sticking): a contact whose static coefficient exceeds the kinetic one may
+      // take a sticking impulse (|P_T| <= mu_s P_N) or a sliding one (mu_k P_N); Coulomb's law with static
+      // friction says it sticks. Keep the impulses that stick at the most such contacts.
+      auto sticking = [&](const Candidate& c) {
+        int count = 0;
+        for (std::size_t j = 0; j < part.size(); ++j)
+          count += c.pick[j] == 1 && terms[part[j]].mu_static > terms[part[j]].mu;
+        return count;
+      };
+      int most = 0;
+      for (const auto& c : strict) most = std::max(most, sticking(c));
+      strict.erase(std::remove_if(strict.begin(), strict.end(), [&](const Candidate& c) { return sticking(c) < most; }),
+                   strict.end());
+    }
+    if (strict.size() > 1) {
       std::string list;
       for (const auto& c : strict) list += "\n  " + picks(c);
       throw SolverError("impact: more than one consistent impulse" + where + ": the impact law has no unique answer here;"
@@ -1189,6 +1238,7 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
       std::sort(weak.begin(), weak.end(), [](const Candidate& a, const Candidate& b) { return a.verdict.margin > b.verdict.margin; });
       return weak.front();
     }
+    if (closed_reading) return self(self, tangential, false);
     throw SolverError("impact: no consistent impulse" + where + "; the nearest (" + picks(nearest) + ") breaks " +
                       nearest.verdict.worst);
   };
@@ -1208,11 +1258,11 @@ void ContactEngine::impact(double t, double* x, int mode, std::size_t fired, Eve
   bool any_friction = false;
   for (const std::size_t k : part) any_friction = any_friction || (contacts_[k].friction && e[k] > 0);
   double tangential = 0;
-  Candidate chosen_cd = enumerate(tangential);
+  Candidate chosen_cd = enumerate(enumerate, tangential, true);
   double loss = apply(chosen_cd);
   if (loss < -gain_tolerance && any_friction) {
     tangential = 1;
-    chosen_cd = enumerate(tangential);
+    chosen_cd = enumerate(enumerate, tangential, true);
     loss = apply(chosen_cd);
   }
   const Candidate* chosen = &chosen_cd;

@@ -190,6 +190,8 @@ class ContactEngine : public HybridSystem {
  private:
   struct Solution;
   struct Choice;
+  /// The model's contact terms at (t, x), every scalar the model leaves alone 0.
+  void fill_terms(double t, const double* x, std::vector<ContactTerms>& terms) const;
   /// The accelerations and the contact forces of `mode` at (t, x); false if its matrix is singular.
   bool solve(double t, const double* x, int mode, Solution& s) const;
   /// The consistent mode at (t, x) (the continuous problem); `fired`/`left`: a contact and the mode it left.
@@ -201,8 +203,10 @@ class ContactEngine : public HybridSystem {
   void prefer_static_sticking(double t, const double* x, std::vector<Choice>& strict) const;
   /// Narrows each contact's candidate modes at (t, x) to those next to a solution of the contact LCP (`fired`: the
   /// contact whose event this is, or -1).
-  void narrow_modes(double t, const double* x, int current, int fired, std::vector<std::vector<int>>& options,
-                    const std::string& where) const;
+  /// `prefer_closed`: where the LCP leaves too many combinations, the contacts at rest take the closed reading
+  /// (returns whether that reading was taken), else the solution's own.
+  bool narrow_modes(double t, const double* x, int current, int fired, std::vector<std::vector<int>>& options,
+                    const std::string& where, bool prefer_closed) const;
   /// The capture velocity of a contact at an impact: the given one, or the derived rule's (ContactSettings) from the
   /// gap's free acceleration (g'' with the contact open).
   double capture_speed(const double* x, const ContactTerms& c, double free_gap_acceleration) const;
