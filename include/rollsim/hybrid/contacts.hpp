@@ -43,7 +43,9 @@
 /// decides it, the modes on both sides where a force and its rate are both zero (the event's degenerate instant).
 /// The enumeration above runs over those combinations alone, with the same conditions and rules, so that every mode
 /// taken passes the same checks. Where that still leaves more than 256 combinations (many contacts with a zero force
-/// and a zero rate at once), those contacts but the one whose event it is take the solution's own reading alone.
+/// and a zero rate at once), those contacts but the one whose event it is take one reading: closed wherever the
+/// solution allows it (every touching contact shares the load by the force distribution rule), else, where no mode
+/// of that reading is consistent, the solution's own.
 /// The enumeration then sees only the modes next to one solution of the LCP: where the
 /// LCP has several solutions (friction can make it so), the others are not looked at, and the uniqueness of forward
 /// motion is checked among the combinations left only. An LCP without a solution found stops the run (exit 3).
