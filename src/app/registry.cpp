@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
@@ -48,10 +49,36 @@ Origin initial_origin(const Scenario& sc) {
 
 }  // namespace
 
+namespace {
+
+/// The result file's trajectory and events tables name a column after every state, output and event extra (and
+/// time, mode, kind): two declarations of one name would fail the writer after the run, or let a reader take the
+/// wrong column. Refused here, before any file is opened, naming both declarations.
+void check_unique_columns(const HybridSystem& sys, const Scenario& sc) {
+  std::map<std::string, std::string> declared;
+  auto add = [&](const std::string& name, const std::string& what) {
+    const auto [it, inserted] = declared.emplace(name, what);
+    if (!inserted)
+      throw InputError(sc.origin("model"), "the result file would have two columns named '" + name + "': " +
+                                               it->second + " and " + what + "; give one of them another name");
+  };
+  add("time", "the time column");
+  add("mode", "the mode column");
+  add("kind", "the events' kind column");
+  add("mode_before", "the events' mode_before column");
+  add("mode_after", "the events' mode_after column");
+  for (const auto& s : sys.states()) add(s.name, "the state " + s.name);
+  for (const auto& s : sys.outputs()) add(s.name, "the output " + s.name);
+  for (const auto& e : sys.event_extras()) add(e, "the event extra " + e);
+}
+
+}  // namespace
+
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
   const ModelEntry* model = find_model(sc.model);
   if (!model) throw InputError(sc.origin("model"), "unknown model \"" + sc.model + "\"");
   auto system = model->make_system(sc);
+  check_unique_columns(*system, sc);
   std::vector<double> x0(system->size());
   system->initial_state(x0.data());
   for (std::size_t i = 0; i < x0.size(); ++i)
