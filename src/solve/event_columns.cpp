@@ -10,11 +10,9 @@ std::vector<EventColumn> event_columns(const HybridSystem& sys) {
                               {{"mode_before", "1", "mode before the event"}, true},
                               {{"mode_after", "1", "mode after the event"}, true}};
   for (const auto& s : sys.states()) ev.push_back({{s.name, s.unit, s.description + " at the event"}, false});
-  for (const auto& s : sys.outputs()) {
-    bool taken = false;
-    for (const auto& c : ev) taken = taken || c.signal.name == s.name;
-    ev.push_back({{taken ? "output_" + s.name : s.name, s.unit, s.description + " at the event (after it)"}, false});
-  }
+  // build_system refuses an output named like a state or a table column, so every name here is its own.
+  for (const auto& s : sys.outputs())
+    ev.push_back({{s.name, s.unit, s.description + " at the event (after it)"}, false});
   for (const auto& e : sys.event_extras()) ev.push_back({{e, "", e + " at the event"}, false});
   return ev;
 }
