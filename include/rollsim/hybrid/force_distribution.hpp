@@ -17,8 +17,10 @@
 ///            distribution, strictly inside every cone, so that rounding cannot leave the mode;
 ///   else the distribution that maximises the smallest margin (a linear programme, GLPK's simplex method; where
 ///            several do, the one the simplex method ends on). Its smallest margin s* is the largest any
-///            distribution reaches: positive, the mode holds with every force strictly inside its cone; zero or
-///            negative, no distribution lies inside the cones (the caller refuses the mode).
+///            distribution reaches (capped at F: a self-equilibrated set of forces, such as a block wedged between
+///            two walls, could raise every margin without end): positive, the mode holds with every force strictly
+///            inside its cone; zero, only on the cones' edges (consistent at the limit); negative, no distribution
+///            lies inside the cones (the caller refuses the mode).
 ///
 /// The smallest margin of the chosen distribution is thus at least min(s*, kInteriorMargin F) and crosses zero
 /// exactly where s* does, where the cones stop admitting a distribution: a witness of the mode's region. The
