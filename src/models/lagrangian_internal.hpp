@@ -2,16 +2,22 @@
 // The user model's compiled form and the evaluations its systems share (private to src/models/lagrangian*.cpp).
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <Eigen/Dense>
 
+#include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/lagrangian.hpp"
+#include "rollsim/scenario/scenario.hpp"
 #include "rollsim/symbolic/codegen.hpp"
+#include "rollsim/symbolic/expression.hpp"
 #include "rollsim/symbolic/lagrange.hpp"
 
 namespace rollsim::lagrangian::detail {
@@ -155,29 +161,38 @@ inline Signals state_signals(const Compiled& c) {
   Signals s;
   for (std::size_t i = 0; i < c.n; ++i) s.push_back({c.coordinates[i], c.units[i], "generalized coordinate"});
   for (std::size_t i = 0; i < c.n; ++i)
-    s.push_back({"der_" + c.coordinates[i], c.units[i].empty() ? "1/s" : c.units[i] + "/s", "rate of " + c.coordinates[i]});
+    s.push_back(Signal{"der_" + c.coordinates[i], c.units[i].empty() ? "1/s" : c.units[i] + "/s",
+                       "rate of " + c.coordinates[i]}
+                    .as(Role::Rate));
   return s;
 }
 
 inline void add_extra_states(const Compiled& c, Signals& s) {
-  if (c.has_forces) s.push_back({"work_forces", "J", "work done by the generalized forces Q since the start"});
+  if (c.has_forces)
+    s.push_back(Signal{"work_forces", "J", "work done by the generalized forces Q since the start"}.as(Role::InputWork));
   if (c.has_contact)
-    s.push_back({"dissipated_friction", "J", "energy taken by Coulomb friction since the start (s mu N dw/dq'.q')"});
-  if (c.explicit_time) s.push_back({"work_explicit_time", "J", "integral of dL/dt (a Lagrangian with explicit time)"});
+    s.push_back(Signal{"dissipated_friction", "J", "energy taken by Coulomb friction since the start (s mu N dw/dq'.q')"}
+                    .as(Role::Dissipation));
+  // dh/dt = Q.q' - dL/dt: the integral of dL/dt enters the balance with the sign opposite to a work done on the system.
+  if (c.explicit_time)
+    s.push_back(Signal{"work_explicit_time", "J", "integral of dL/dt (a Lagrangian with explicit time)"}.as(
+        Role::InputWork, +1));
 }
 
 /// Built-in outputs first (energies), then the contact's, then the user's.
 inline Signals output_signals(const Compiled& c) {
-  Signals s{{"kinetic_energy", "J", "kinetic energy T"},
-            {"potential_energy", "J", "potential energy V"},
-            {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}};
+  Signals s{Signal{"kinetic_energy", "J", "kinetic energy T"}.as(Role::KineticEnergy),
+            Signal{"potential_energy", "J", "potential energy V"}.as(Role::PotentialEnergy),
+            Signal{"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}.as(Role::TotalEnergy)};
   if (c.nc == 0)
-    s.push_back({"energy_balance", "J", "h - work_forces + dissipated_friction + work_explicit_time: constant"});
+    s.push_back(Signal{"energy_balance", "J", "h - work_forces + dissipated_friction + work_explicit_time: constant"}
+                    .as(Role::Ledger));
   else
-    s.push_back({"energy_balance", "J", "h - work_forces + work_explicit_time - work_constraints: constant"});
+    s.push_back(Signal{"energy_balance", "J", "h - work_forces + work_explicit_time - work_constraints: constant"}
+                    .as(Role::Ledger));
   if (c.has_contact) {
-    s.push_back({"slip_velocity", "m/s", "the contact's slip velocity w"});
-    s.push_back({"normal_force", "N", "the contact's normal force N"});
+    s.push_back(Signal{"slip_velocity", "m/s", "the contact's slip velocity w"}.of_contact(Role::SlipVelocity, "contact"));
+    s.push_back(Signal{"normal_force", "N", "the contact's normal force N"}.of_contact(Role::NormalForce, "contact"));
   }
   for (const auto& n : c.constraint_names) s.push_back({"constraint_" + n, "", "residual of constraint " + n});
   for (const auto& o : c.user_outputs) s.push_back(o);
@@ -258,5 +273,188 @@ inline std::vector<Witness> user_witnesses(const Compiled& c) {
   for (const auto& e : c.events) v.push_back({e.name, e.direction, e.terminal});
   return v;
 }
+
+}  // namespace rollsim::lagrangian::detail
+
+// ---- the scenario's keys (lagrangian_keys.cpp) ----------------------------------------------------------
+
+namespace rollsim::lagrangian::detail {
+
+using GiNaC::ex;
+
+/// What an expression key may depend on besides t, q and the parameters: the rates der(q) (unless
+/// `why_no_rates` says why not) and the accelerations der2(q).
+struct Depends {
+  bool rates = true;
+  std::string why_no_rates;
+  bool accelerations = false;
+};
+
+/// Reads the user model's keys from a validated scenario: numbers and strings as they are, expressions parsed
+/// with the names of `names` (an error at its file:line:column inside the expression's text).
+struct Reader {
+  const Scenario& sc;
+  symbolic::NameTable names;
+
+  ex parse(const std::string& key, const Depends& depends = {}) const;
+  /// Whether the scenario gives `key` (not its schema default).
+  bool given(const std::string& key) const { return sc.values.count(key) && !sc.values.at(key).defaulted; }
+};
+
+/// One key of a user model, declared once: its schema (the KeySpec, whose path, description and string default
+/// may hold "{name}" for the name of the item it belongs to, e.g. "bodies.{name}.mass") and how the reader reads
+/// it into the item's values S.
+template <class S>
+struct KeyRow {
+  KeySpec spec;
+  std::function<void(const Reader&, const std::string& key, S&)> read;
+};
+
+/// An expression member: parsed, from the scenario's text or the key's default.
+template <class S>
+KeyRow<S> row(ex S::*member, KeySpec spec, Depends depends = {}) {
+  return {std::move(spec), [member, depends](const Reader& rd, const std::string& key, S& s) {
+            s.*member = rd.parse(key, depends);
+          }};
+}
+/// An optional expression member: parsed when the scenario gives the key, absent otherwise.
+template <class S>
+KeyRow<S> row(std::optional<ex> S::*member, KeySpec spec, Depends depends = {}) {
+  return {std::move(spec), [member, depends](const Reader& rd, const std::string& key, S& s) {
+            if (rd.given(key)) s.*member = rd.parse(key, depends);
+          }};
+}
+/// A string member (a unit, a description, a choice).
+template <class S>
+KeyRow<S> row(std::string S::*member, KeySpec spec) {
+  return {std::move(spec), [member](const Reader& rd, const std::string& key, S& s) { s.*member = rd.sc.string(key); }};
+}
+/// A number member.
+template <class S>
+KeyRow<S> row(double S::*member, KeySpec spec) {
+  return {std::move(spec), [member](const Reader& rd, const std::string& key, S& s) { s.*member = rd.sc.real(key); }};
+}
+
+/// A string key whose choices stand for values of a member: `names` gives each choice with its value, in the
+/// order the key's choices show them (they replace the spec's choices).
+template <class S, class M>
+KeyRow<S> choice_row(M S::*member, KeySpec spec, std::vector<std::pair<std::string, M>> names) {
+  spec.choices.clear();
+  for (const auto& n : names) spec.choices.push_back(n.first);
+  return {std::move(spec), [member, names](const Reader& rd, const std::string& key, S& s) {
+            const std::string& text = rd.sc.string(key);
+            for (const auto& [name, value] : names)
+              if (text == name) s.*member = value;
+          }};
+}
+
+/// `text` with every "{name}" replaced by `name`.
+std::string with_name(std::string text, const std::string& name);
+
+/// The rows of one kind of item (a body, a contact, ...), in the order the schema lists them.
+template <class S>
+struct Rows {
+  std::vector<KeyRow<S>> rows;
+
+  /// The keys of the item `name`.
+  void append_keys(const std::string& name, std::vector<KeySpec>& out) const {
+    for (const auto& r : rows) {
+      KeySpec k = r.spec;
+      k.path = with_name(k.path, name);
+      k.description = with_name(k.description, name);
+      if (k.def && std::holds_alternative<std::string>(*k.def)) k.def = with_name(std::get<std::string>(*k.def), name);
+      out.push_back(std::move(k));
+    }
+  }
+  /// The values of the item `name`, read key by key in the rows' order.
+  S read(const Reader& rd, const std::string& name) const {
+    S s;
+    for (const auto& r : rows) r.read(rd, with_name(r.spec.path, name), s);
+    return s;
+  }
+};
+
+/// parameters.NAME: a model parameter.
+struct ParameterKeys {
+  double value = 0;
+};
+/// coordinates.NAME: a generalized coordinate.
+struct CoordinateKeys {
+  std::string unit;
+};
+/// The keys of each coordinate in other sections: its start and its generalized force.
+struct CoordinateTerms {
+  double initial = 0, initial_rate = 0;
+  ex force;
+};
+/// [lagrangian]: the energies.
+struct EnergyKeys {
+  ex kinetic, potential;
+};
+/// [bodies.N]: a planar rigid body.
+struct BodyKeys {
+  std::string name;
+  ex mass, inertia, x, y, angle;
+};
+/// [constraints.NAME]: a holonomic constraint.
+struct ConstraintKeys {
+  ex expression;
+};
+/// [contacts.NAME]: a contact; its optional keys are absent unless the scenario gives them.
+struct ContactKeys {
+  std::optional<ex> gap, slip_velocity, normal_force, friction_coefficient, static_friction_coefficient;
+  ex restitution;
+};
+/// [outputs.NAME]: an output signal.
+struct OutputKeys {
+  ex expression;
+  std::string unit, description;
+};
+/// [events.NAME]: an event.
+struct EventKeys {
+  ex when;
+  int direction = 0;      ///< the crossings that count: 1 rising, -1 falling, 0 both
+  bool terminal = false;  ///< the event stops the run
+};
+/// The keys of a model with constraints and no contacts (the DAE on IDA).
+struct DaeKeys {
+  double stabilization_rate = kDefaultBaumgarte;
+  std::string method;
+};
+
+/// Every key of the user model, one row each.
+struct KeyTable {
+  Rows<ParameterKeys> parameters;
+  Rows<CoordinateKeys> coordinates;
+  Rows<CoordinateTerms> coordinate_terms;
+  Rows<EnergyKeys> energies;
+  Rows<BodyKeys> bodies;
+  Rows<ConstraintKeys> constraints;
+  Rows<ContactKeys> contacts;
+  Rows<OutputKeys> outputs;
+  Rows<EventKeys> events;
+  Rows<DaeKeys> dae;
+};
+const KeyTable& keys();
+
+/// The user model's schema for a scenario's raw keys (ModelEntry::schema).
+std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw);
+
+bool is_identifier(const std::string& s);
+/// The names of a section in the order the scenario gives them (by origin; overrides last). With a `leaf`,
+/// the names of tables [section.NAME] (any leaf), else of keys section.NAME.
+std::vector<std::string> ordered(const Scenario& sc, const std::string& section, const std::string& leaf = "");
+
+/// Builds the user model's system (ModelEntry::make_system, under the lock of GiNaC; lagrangian_build.cpp).
+std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc);
+
+/// The systems (lagrangian.cpp), built from the compiled model and the initial state.
+std::unique_ptr<HybridSystem> smooth_system(std::shared_ptr<const Compiled> c, std::vector<double> x0);
+std::unique_ptr<HybridSystem> filippov_contact_system(std::shared_ptr<const Compiled> c, std::vector<double> x0);
+std::unique_ptr<HybridSystem> user_contact_system(std::shared_ptr<const Compiled> c, std::vector<double> x0,
+                                                  std::vector<ContactSpec> specs, const ContactSettings& settings,
+                                                  const std::vector<std::string>& constraint_names);
+/// The DAE's system; x0 holds q and v, and gets the multipliers consistent with them and zero extra states.
+std::unique_ptr<HybridSystem> constrained_system(std::shared_ptr<const Compiled> c, std::vector<double> x0);
 
 }  // namespace rollsim::lagrangian::detail

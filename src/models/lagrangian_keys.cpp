@@ -1,0 +1,217 @@
+// The user model's keys: one row per key (its KeySpec and how it is read), the schema made from the rows, and
+// the reader's parsing of expressions with their positions in the scenario.
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "rollsim/analysis/linear_model.hpp"
+#include "rollsim/models/contact_keys.hpp"
+#include "lagrangian_internal.hpp"
+
+namespace rollsim::lagrangian::detail {
+
+namespace {
+
+/// Where offset `offset` of the string value of `key` is in the scenario.
+Origin origin_in(const Scenario& sc, const std::string& key, std::size_t offset) {
+  Origin o = sc.origin(key);
+  if (o.file != sc.path || o.line <= 0) return o;
+  std::istringstream is(sc.text);
+  std::string line;
+  for (int i = 0; i < o.line && std::getline(is, line);) ++i;
+  const std::size_t col = static_cast<std::size_t>(o.column - 1);
+  std::size_t open = 1;
+  if (line.compare(col, 3, "\"\"\"") == 0 || line.compare(col, 3, "'''") == 0) open = 3;
+  o.column += static_cast<int>(open + offset);
+  return o;
+}
+
+/// The distinct second components of raw keys "section.NAME[.rest]".
+std::vector<std::string> names_in(const std::map<std::string, std::string>& raw, const std::string& section) {
+  std::set<std::string> out;
+  const std::string prefix = section + ".";
+  for (const auto& [k, v] : raw)
+    if (k.rfind(prefix, 0) == 0) {
+      const std::string rest = k.substr(prefix.size());
+      out.insert(rest.substr(0, rest.find('.')));
+    }
+  return {out.begin(), out.end()};
+}
+
+/// An expression key without a value of its own: "" stands for absent (the reader asks whether it is given);
+/// `shown_default` is what the key tables show.
+KeySpec optional_expression_key(std::string path, std::string shown_default, std::string description) {
+  KeySpec spec = expression_key(std::move(path), "", std::move(description));
+  spec.default_text = std::move(shown_default);
+  return spec;
+}
+
+/// What a position, a mass or a constraint may depend on.
+Depends configuration(std::string why_no_rates) { return {false, std::move(why_no_rates), false}; }
+/// What an output or an event's witness may depend on: the accelerations too.
+const Depends with_accelerations{true, "", true};
+
+KeyTable make_key_table() {
+  KeyTable t;
+  t.parameters.rows = {
+      row(&ParameterKeys::value, real_key("parameters.{name}", "", "model parameter {name} (a number the expressions use)").required())};
+  t.coordinates.rows = {
+      row(&CoordinateKeys::unit, string_key("coordinates.{name}", "", {}, "unit of the generalized coordinate {name}").required())};
+  t.coordinate_terms.rows = {
+      row(&CoordinateTerms::initial, real_key("initial.{name}", "coordinate unit", "q(0) of {name}").with_default(0.0)),
+      row(&CoordinateTerms::initial_rate, real_key("initial_rates.{name}", "coordinate unit/s", "q'(0) of {name}").with_default(0.0)),
+      row(&CoordinateTerms::force, expression_key("lagrangian.forces.{name}", "0", "generalized force Q(t, q, der(q)) on {name}"))};
+  t.energies.rows = {
+      row(&EnergyKeys::kinetic, expression_key("lagrangian.kinetic", "0", "kinetic energy T(t, q, der(q))")),
+      row(&EnergyKeys::potential, expression_key("lagrangian.potential", "0", "potential energy V(t, q), no der()"),
+          configuration("the potential V(t, q) depends on coordinates only; rate-dependent terms belong in the kinetic "
+                        "energy or in [lagrangian] forces"))};
+  const Depends body = configuration("a body's mass, inertia and position depend on (t, q) only");
+  t.bodies.rows = {
+      row(&BodyKeys::name, string_key("bodies.{name}.name", "body {name}", {}, "the body's name, for messages")),
+      row(&BodyKeys::mass, expression_key("bodies.{name}.mass", "", "mass m (t, q)").required(), body),
+      row(&BodyKeys::inertia, expression_key("bodies.{name}.inertia", "0", "moment of inertia about the centre of mass (t, q)"), body),
+      row(&BodyKeys::x, expression_key("bodies.{name}.x", "0", "x of the centre of mass (t, q)"), body),
+      row(&BodyKeys::y, expression_key("bodies.{name}.y", "0", "y of the centre of mass (t, q), up; gravity g along -y"), body),
+      row(&BodyKeys::angle, expression_key("bodies.{name}.angle", "0", "rotation angle of the body (t, q)"), body)};
+  t.constraints.rows = {row(&ConstraintKeys::expression,
+                            expression_key("constraints.{name}.expression", "", "holonomic constraint C(t, q) = 0").required(),
+                            configuration("holonomic constraints g(t, q) = 0 depend on coordinates only"))};
+  t.contacts.rows = {
+      row(&ContactKeys::gap,
+          optional_expression_key("contacts.{name}.gap", "none", "unilateral contact: the gap g(q) >= 0; its normal force is computed"),
+          configuration("a gap g(q) depends on coordinates only")),
+      row(&ContactKeys::restitution,
+          expression_key("contacts.{name}.restitution", "0", "Newton's restitution e(t, q, der(q)) in [0, 1] at an impact (with a gap)")),
+      row(&ContactKeys::slip_velocity,
+          optional_expression_key("contacts.{name}.slip_velocity", "none", "slip velocity w(q, der(q)), linear in der(q)")),
+      row(&ContactKeys::normal_force,
+          optional_expression_key("contacts.{name}.normal_force", "none", "a given normal force N(t, q, der(q)) (without a gap)")),
+      row(&ContactKeys::friction_coefficient,
+          optional_expression_key("contacts.{name}.friction_coefficient", "none",
+                                  "Coulomb friction coefficient mu(t, q, der(q)) >= 0 (with a slip velocity): the sliding one")),
+      row(&ContactKeys::static_friction_coefficient,
+          optional_expression_key("contacts.{name}.static_friction_coefficient", "friction_coefficient",
+                                  "the bound mu_s >= mu of the friction force while sticking (with friction_coefficient)"))};
+  t.outputs.rows = {
+      row(&OutputKeys::expression, expression_key("outputs.{name}.expression", "", "the output (t, q, der(q), der2(q))").required(),
+          with_accelerations),
+      row(&OutputKeys::unit, string_key("outputs.{name}.unit", "", {}, "its unit")),
+      row(&OutputKeys::description, string_key("outputs.{name}.description", "", {}, "its meaning"))};
+  t.events.rows = {
+      row(&EventKeys::when,
+          expression_key("events.{name}.when", "", "the witness (t, q, der(q), der2(q)); the event is where it crosses zero").required(),
+          with_accelerations),
+      choice_row(&EventKeys::direction, string_key("events.{name}.direction", "both", {}, "crossings that count"),
+                 {{"rising", 1}, {"falling", -1}, {"both", 0}}),
+      choice_row(&EventKeys::terminal, string_key("events.{name}.action", "record", {}, "stop the run, or only record the event"),
+                 {{"record", false}, {"stop", true}})};
+  t.dae.rows = {
+      row(&DaeKeys::stabilization_rate,
+          real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a of the constraints: C'' + 2 a C' + a^2 C = 0")
+              .with_default(DaeKeys{}.stabilization_rate)
+              .non_negative()),
+      row(&DaeKeys::method, string_key("solver.method", "bdf", {"bdf"},
+                                       "IDA integrates with variable-order BDF (the only choice for a model with constraints)"))};
+  return t;
+}
+
+}  // namespace
+
+std::string with_name(std::string text, const std::string& name) {
+  static const std::string placeholder = "{name}";
+  for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + name.size()))
+    text.replace(at, placeholder.size(), name);
+  return text;
+}
+
+const KeyTable& keys() {
+  static const KeyTable table = make_key_table();
+  return table;
+}
+
+ex Reader::parse(const std::string& key, const Depends& depends) const {
+  symbolic::NameTable t = names;
+  t.rates_allowed = depends.rates;
+  t.rates_forbidden_reason = depends.why_no_rates;
+  t.accelerations_allowed = depends.accelerations;
+  const std::string& text = sc.string(key);
+  try {
+    return symbolic::parse_expression(text, t);
+  } catch (const symbolic::ExpressionError& e) {
+    throw InputError(origin_in(sc, key, e.offset),
+                     key + " = \"" + text + "\": " + e.what() + " (at character " + std::to_string(e.offset + 1) + ")");
+  }
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::vector<std::string> ordered(const Scenario& sc, const std::string& section, const std::string& leaf) {
+  std::vector<std::pair<std::tuple<int, int, int>, std::string>> v;
+  const std::string prefix = section + ".";
+  std::set<std::string> seen;
+  for (const auto& [k, e] : sc.values) {
+    if (k.rfind(prefix, 0) != 0 || e.defaulted) continue;
+    std::string rest = k.substr(prefix.size());
+    const auto dot = rest.find('.');
+    if (leaf.empty() != (dot == std::string::npos)) continue;
+    const std::string name = rest.substr(0, dot);
+    if (!seen.insert(name).second) continue;
+    const Origin o = e.origin;
+    const bool from_file = o.file == sc.path;
+    v.push_back({{from_file ? 0 : 1, o.line, o.column}, name});
+  }
+  std::sort(v.begin(), v.end());
+  std::vector<std::string> names;
+  for (auto& p : v) names.push_back(p.second);
+  return names;
+}
+
+/// The keys of a user model. A scenario names its parameters, coordinates, bodies, constraints, contacts, outputs
+/// and events, and gets the keys of those names. A key listing (`rollsim keys lagrangian`: its raw keys hold no
+/// `model`, which every scenario file has) gets them for the placeholder name NAME of each section, and every
+/// optional section's keys, so that the listing and the validation come from the rows alone.
+std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
+  const bool listing = raw.count("model") == 0;
+  auto names = [&](const std::string& section) {
+    auto v = names_in(raw, section);
+    if (listing && v.empty()) v.push_back(section == "bodies" ? "N" : "NAME");
+    return v;
+  };
+  const KeyTable& t = keys();
+  std::vector<KeySpec> v;
+  for (const auto& p : names("parameters")) t.parameters.append_keys(p, v);
+  auto coords = names("coordinates");
+  for (const auto& c : coords) t.coordinates.append_keys(c, v);
+  // Without [coordinates], the names [initial], [initial_rates] and [lagrangian.forces] use are declared all the
+  // same, so that the model refuses the file for its missing [coordinates] (make_system), not for those keys.
+  if (coords.empty()) {
+    std::set<std::string> used;
+    for (const auto* section : {"initial", "initial_rates", "lagrangian.forces"})
+      for (const auto& n : names_in(raw, section)) used.insert(n);
+    coords.assign(used.begin(), used.end());
+  }
+  for (const auto& c : coords) t.coordinate_terms.append_keys(c, v);
+  t.energies.append_keys("", v);
+  for (const auto& b : names("bodies")) t.bodies.append_keys(b, v);
+  const auto constraints = names("constraints");
+  for (const auto& c : constraints) t.constraints.append_keys(c, v);
+  const auto contact_names = names("contacts");
+  for (const auto& c : contact_names) t.contacts.append_keys(c, v);
+  if (!contact_names.empty())
+    for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
+  for (const auto& o : names("outputs")) t.outputs.append_keys(o, v);
+  for (const auto& e : names("events")) t.events.append_keys(e, v);
+  // Constraints without contacts: the DAE on IDA. With contacts, the contact engine holds the constraints
+  // (nonsmooth.stabilization_rate, any solver.method).
+  if (!constraints.empty() && (contact_names.empty() || listing)) t.dae.append_keys("", v);
+  for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
+  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  return v;
+}
+
+}  // namespace rollsim::lagrangian::detail
