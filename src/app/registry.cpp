@@ -49,17 +49,17 @@ Origin initial_origin(const Scenario& sc) {
 
 }  // namespace
 
-namespace {
-
 /// The result file's trajectory and events tables name a column after every state, output and event extra (and
 /// time, mode, kind): two declarations of one name would fail the writer after the run, or let a reader take the
-/// wrong column. Refused here, before any file is opened, naming both declarations.
+/// wrong column. Refused here, before any file is opened, naming both declarations; so are two summary items of one
+/// name.
 void check_unique_columns(const HybridSystem& sys, const Scenario& sc) {
   std::map<std::string, std::string> declared;
+  std::string place = "columns";
   auto add = [&](const std::string& name, const std::string& what) {
     const auto [it, inserted] = declared.emplace(name, what);
     if (!inserted)
-      throw InputError(sc.origin("model"), "the result file would have two columns named '" + name + "': " +
+      throw InputError(sc.origin("model"), "the result file would have two " + place + " named '" + name + "': " +
                                                it->second + " and " + what + "; give one of them another name");
   };
   add("time", "the time column");
@@ -70,9 +70,14 @@ void check_unique_columns(const HybridSystem& sys, const Scenario& sc) {
   for (const auto& s : sys.states()) add(s.name, "the state " + s.name);
   for (const auto& s : sys.outputs()) add(s.name, "the output " + s.name);
   for (const auto& e : sys.event_extras()) add(e, "the event extra " + e);
+  // The summary's items are attributes of /summary next to the run's own; those a summarizer declares before the
+  // run are checked here (an item it adds only at the end is refused by the writer, write_summary).
+  declared.clear();
+  place = "summary items";
+  for (const auto own : kSummaryOwnKeys) add(std::string(own), "the summary's own " + std::string(own));
+  if (const auto summarizer = sys.make_summarizer())
+    for (const auto& item : summarizer->items()) add(item.key, "the summary item " + item.key);
 }
-
-}  // namespace
 
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
   const ModelEntry* model = find_model(sc.model);

@@ -36,9 +36,9 @@ const Signals& state_signals() {
       {"carriage_x", "m", "carriage position from the unstretched spring"},
       {"bob_x", "m", "ball position, horizontal"},
       {"bob_y", "m", "ball position, vertical (up)"},
-      {"carriage_v", "m/s", "carriage velocity"},
-      {"bob_vx", "m/s", "ball velocity, horizontal"},
-      {"bob_vy", "m/s", "ball velocity, vertical"},
+      Signal{"carriage_v", "m/s", "carriage velocity"}.as(Role::Rate),
+      Signal{"bob_vx", "m/s", "ball velocity, horizontal"}.as(Role::Rate),
+      Signal{"bob_vy", "m/s", "ball velocity, vertical"}.as(Role::Rate),
       {"lambda_rod", "N", "multiplier of the rod-length constraint (= -rod_tension)"},
   };
   return s;
@@ -49,8 +49,8 @@ const Signals& minimal_signals() {
   static const Signals s{
       {"x", "m", "carriage position (minimal coordinate)"},
       {"phi", "rad", "rod angle from the downward vertical (minimal coordinate)"},
-      {"x_dot", "m/s", "carriage velocity"},
-      {"phi_dot", "rad/s", "rod angular velocity"},
+      Signal{"x_dot", "m/s", "carriage velocity"}.as(Role::Rate),
+      Signal{"phi_dot", "rad/s", "rod angular velocity"}.as(Role::Rate),
   };
   return s;
 }
@@ -61,13 +61,17 @@ const Outputs& shared_outputs() {
   static const O list{{
       O::output("rod_tension", "N", "tension in the rod (positive pulls the ball towards the carriage)",
                 [](const auto& c) { return c.tension; }),
-      O::output("kinetic_energy", "J", "kinetic energy", [](const auto& c) { return c.kinetic; }),
+      O::output("kinetic_energy", "J", "kinetic energy", [](const auto& c) { return c.kinetic; })
+          .as(Role::KineticEnergy),
       O::output("potential_energy", "J",
                 "spring and gravity potential energy (gravity zero at the carriage's height)",
-                [](const auto& c) { return c.potential; }),
-      O::output("total_energy", "J", "kinetic + potential", [](const auto& c) { return c.kinetic + c.potential; }),
+                [](const auto& c) { return c.potential; })
+          .as(Role::PotentialEnergy),
+      O::output("total_energy", "J", "kinetic + potential", [](const auto& c) { return c.kinetic + c.potential; })
+          .as(Role::TotalEnergy),
       O::output("input_work", "J", "work done by the force F since the start, F (x - x(0))",
-                [](const auto& c) { return c.input_work; }),
+                [](const auto& c) { return c.input_work; })
+          .as(Role::InputWork),
   }};
   return list;
 }

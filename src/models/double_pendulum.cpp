@@ -14,9 +14,10 @@ const Signals& state_signals() {
   static const Signals s{
       {"theta1", "rad", "first link's angle from the downward vertical"},
       {"theta2", "rad", "second link's angle from the downward vertical"},
-      {"omega1", "rad/s", "first link's angular velocity"},
-      {"omega2", "rad/s", "second link's angular velocity"},
-      {"dissipated_energy", "J", "energy dissipated by the joint dampers since the start (integrated)"},
+      Signal{"omega1", "rad/s", "first link's angular velocity"}.as(Role::Rate),
+      Signal{"omega2", "rad/s", "second link's angular velocity"}.as(Role::Rate),
+      Signal{"dissipated_energy", "J", "energy dissipated by the joint dampers since the start (integrated)"}.as(
+          Role::Dissipation),
   };
   return s;
 }
@@ -31,12 +32,16 @@ using Outputs = OutputList<OutputContext, double, Linearizable::AD>;
 const Outputs& outputs() {
   using O = Outputs;
   static const O list{{
-      O::output("kinetic_energy", "J", "kinetic energy T", [](const auto& c) { return c.kinetic; }),
+      O::output("kinetic_energy", "J", "kinetic energy T", [](const auto& c) { return c.kinetic; })
+          .as(Role::KineticEnergy),
       O::output("potential_energy", "J", "potential energy V (zero at the pivot's height)",
-                [](const auto& c) { return c.potential; }),
-      O::output("total_energy", "J", "T + V", [](const auto& c) { return c.kinetic + c.potential; }),
+                [](const auto& c) { return c.potential; })
+          .as(Role::PotentialEnergy),
+      O::output("total_energy", "J", "T + V", [](const auto& c) { return c.kinetic + c.potential; })
+          .as(Role::TotalEnergy),
       O::output("energy_with_dissipated", "J", "T + V + dissipated_energy, constant",
-                [](const auto& c) { return c.kinetic + c.potential + c.dissipated; }),
+                [](const auto& c) { return c.kinetic + c.potential + c.dissipated; })
+          .as(Role::Ledger),
       O::output("tip_x", "m", "second mass, horizontal from the pivot", [](const auto& c) { return c.tip_x; }),
       O::output("tip_y", "m", "second mass, vertical from the pivot (up)", [](const auto& c) { return c.tip_y; }),
   }};

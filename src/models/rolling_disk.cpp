@@ -92,15 +92,20 @@ Outputs disk_outputs(bool physical) {
     v = {O::output("u", "m", "displacement of the centre", [](const auto& c) { return c.scale->length * c.x[kX]; }),
          O::output("v", "m/s", "velocity of the centre", [](const auto& c) { return c.scale->speed * c.x[kY]; }),
          O::output("w", "m/s", "velocity of the contact point (sliding velocity)",
-                   [](const auto& c) { return c.scale->speed * c.x[kZ]; })};
+                   [](const auto& c) { return c.scale->speed * c.x[kZ]; })
+             .of_contact(Role::SlipVelocity, "ground")};
   return O(std::move(v)).extended({
       O::output("kinetic_energy", eu, "kinetic energy (translation and rotation)",
-                [](const auto& c) { return c.scale->energy * c.kinetic; }),
-      O::output("potential_energy", eu, "spring energy", [](const auto& c) { return c.scale->energy * c.potential; }),
+                [](const auto& c) { return c.scale->energy * c.kinetic; })
+          .as(Role::KineticEnergy),
+      O::output("potential_energy", eu, "spring energy", [](const auto& c) { return c.scale->energy * c.potential; })
+          .as(Role::PotentialEnergy),
       O::output("total_energy", eu, "kinetic + potential energy",
-                [](const auto& c) { return c.scale->energy * (c.kinetic + c.potential); }),
+                [](const auto& c) { return c.scale->energy * (c.kinetic + c.potential); })
+          .as(Role::TotalEnergy),
       O::output("friction_force", fu, "friction force on the disk, along +u",
-                [](const auto& c) { return c.scale->force * c.utilization; }),
+                [](const auto& c) { return c.scale->force * c.utilization; })
+          .of_contact(Role::TangentialForce, "ground"),
       O::output("friction_utilization", "1", "friction force / (mu m g): x rolling, -sgn(z) sliding",
                 [](const auto& c) { return c.utilization; }),
   });
@@ -284,10 +289,11 @@ class DiskSystem final : public FilippovSystem {
   static const Signals& disk_states(bool physical) {
     static const auto make = [](bool phys) {
       return Signals{{"x", "1", "dimensionless displacement of the centre, u/U"},
-                     {"y", "1", "dimensionless velocity of the centre, v/(U Omega0)"},
-                     {"z", "1", "dimensionless velocity of the contact point, w/(U Omega0)"},
-                     {"dissipated_energy", phys ? "J" : "1",
-                      "energy dissipated by friction since the start (integrated)"}};
+                     Signal{"y", "1", "dimensionless velocity of the centre, v/(U Omega0)"}.as(Role::Rate),
+                     Signal{"z", "1", "dimensionless velocity of the contact point, w/(U Omega0)"}.as(Role::Rate),
+                     Signal{"dissipated_energy", phys ? "J" : "1",
+                            "energy dissipated by friction since the start (integrated)"}
+                         .as(Role::Dissipation)};
     };
     static const Signals physical_states = make(true), scaled_states = make(false);
     return physical ? physical_states : scaled_states;

@@ -49,10 +49,10 @@ Signals base_states() {
           {"s", "m", "wheel centre along the table, in the table's frame"},
           {"d", "m", "wheel centre above the table's surface line, in the table's frame"},
           {"theta2", "rad", "absolute wheel rotation"},
-          {"omega1", "rad/s", "table angular velocity"},
-          {"der_s", "m/s", "rate of s"},
-          {"der_d", "m/s", "rate of d"},
-          {"omega2", "rad/s", "wheel angular velocity"}};
+          Signal{"omega1", "rad/s", "table angular velocity"}.as(Role::Rate),
+          Signal{"der_s", "m/s", "rate of s"}.as(Role::Rate),
+          Signal{"der_d", "m/s", "rate of d"}.as(Role::Rate),
+          Signal{"omega2", "rad/s", "wheel angular velocity"}.as(Role::Rate)};
 }
 
 /// The model's own outputs, each with its compute function (after the engine's).

@@ -26,8 +26,8 @@ const Signals& dae_state_signals() {
       {"wheel_y", "m", "wheel centre, vertical, from the pivot"},
       ode[2],
       ode[3],
-      {"wheel_vx", "m/s", "wheel centre velocity, horizontal"},
-      {"wheel_vy", "m/s", "wheel centre velocity, vertical"},
+      Signal{"wheel_vx", "m/s", "wheel centre velocity, horizontal"}.as(Role::Rate),
+      Signal{"wheel_vy", "m/s", "wheel centre velocity, vertical"}.as(Role::Rate),
       {"lambda_normal", "N", "multiplier of the contact constraint (= normal_force)"},
       {"lambda_tangential", "N", "multiplier of the rolling constraint (= tangential_force)"},
   };

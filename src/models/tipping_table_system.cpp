@@ -25,8 +25,8 @@ const Signals& state_signals() {
   static const Signals s{
       {"theta1", "rad", "table angle from level"},
       {"theta2", "rad", "absolute wheel rotation"},
-      {"omega1", "rad/s", "table angular velocity"},
-      {"omega2", "rad/s", "wheel angular velocity"},
+      Signal{"omega1", "rad/s", "table angular velocity"}.as(Role::Rate),
+      Signal{"omega2", "rad/s", "wheel angular velocity"}.as(Role::Rate),
   };
   return s;
 }
@@ -37,9 +37,11 @@ const Outputs& outputs() {
       O::output("contact_position", "m", "contact point along the table from the pivot, s = r (theta1 - theta2)",
                 [](const auto& c) { return c.s; }),
       O::output("normal_force", "N", "contact force on the wheel along the table normal",
-                [](const auto& c) { return c.normal; }),
+                [](const auto& c) { return c.normal; })
+          .of_contact(Role::NormalForce, "table"),
       O::output("tangential_force", "N", "contact force on the wheel along the table, towards increasing s",
-                [](const auto& c) { return c.tangential; }),
+                [](const auto& c) { return c.tangential; })
+          .of_contact(Role::TangentialForce, "table"),
       O::output("friction_demand", "1",
                 "|tangential_force| / normal_force, the friction coefficient needed to roll, while normal_force > 0; "
                 "NaN where normal_force <= 0 (no contact: the ratio means nothing)",
@@ -50,11 +52,15 @@ const Outputs& outputs() {
                   else
                     return S(c.tangential / c.normal);  // signed for the linearisation: |.| is not differentiable at 0
                 }),
-      O::output("kinetic_energy", "J", "kinetic energy T", [](const auto& c) { return c.kinetic; }),
-      O::output("potential_energy", "J", "potential energy V", [](const auto& c) { return c.potential; }),
-      O::output("total_energy", "J", "T + V", [](const auto& c) { return c.kinetic + c.potential; }),
+      O::output("kinetic_energy", "J", "kinetic energy T", [](const auto& c) { return c.kinetic; })
+          .as(Role::KineticEnergy),
+      O::output("potential_energy", "J", "potential energy V", [](const auto& c) { return c.potential; })
+          .as(Role::PotentialEnergy),
+      O::output("total_energy", "J", "T + V", [](const auto& c) { return c.kinetic + c.potential; })
+          .as(Role::TotalEnergy),
       O::output("input_work", "J", "work done by the table torque since the start, tau (theta1 - theta1(0))",
-                [](const auto& c) { return c.input_work; }),
+                [](const auto& c) { return c.input_work; })
+          .as(Role::InputWork),
   }};
   return list;
 }

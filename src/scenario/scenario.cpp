@@ -593,36 +593,33 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return load_scenario_text(text, path, overrides, schemas);
 }
 
-Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides,
-                            const ScenarioSchemas& schemas) {
+namespace {
+
+/// The parsed document of `text`: its size, its bytes and its keys' depth checked first, a syntax error located.
+toml::table parse_document(const std::string& text, const std::string& path) {
   if (text.size() > kMaxScenarioBytes)
     throw InputError(Origin{path, 0, 0}, "the scenario text is larger than " + std::to_string(kMaxScenarioBytes) + " bytes");
   if (text.find('\0') != std::string::npos) throw InputError(Origin{path, 0, 0}, "the scenario file contains NUL bytes");
   check_key_depth(text, path);
-  Loader L{path, {}};
-  toml::table root;
   try {
-    root = toml::parse(text, path);
+    return toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     const auto& src = e.source();
     throw InputError(Origin{path, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)},
                      std::string("syntax error: ") + std::string(e.description()) +
                          syntax_hint(text, static_cast<int>(src.begin.line)));
   }
-  for (const auto& o : overrides) L.apply_override(root, o);
+}
 
-  Scenario sc;
-  sc.path = path;
-  sc.text = text;
-  sc.overrides = overrides;
-
+/// The model the document names: a string, one of schemas.models.
+std::string model_of(const toml::table& root, const Loader& L, const ScenarioSchemas& schemas) {
   const toml::node* model_node = root.get("model");
   const auto model_list = [&] {
     std::string s;
     for (const auto& m : schemas.models) s += (s.empty() ? "\"" : ", \"") + m + "\"";
     return s;
   };
-  if (!model_node) throw InputError(Origin{path, 1, 1}, "missing key 'model'; allowed values: " + model_list());
+  if (!model_node) throw InputError(Origin{L.path, 1, 1}, "missing key 'model'; allowed values: " + model_list());
   if (!model_node->is_string())
     throw InputError(L.origin_of("model", *model_node), "model must be a string, not " + node_type_name(*model_node));
   const std::string model = model_node->as_string()->get();
@@ -632,11 +629,13 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
     if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
     throw InputError(L.origin_of("model", *model_node), msg);
   }
-  sc.model = model;
+  return model;
+}
 
-  // The top-level string keys, and the dotted path of every leaf below the top level (its text if a string,
-  // else empty), so that a model may declare keys named by the scenario itself (e.g. its parameters). An array
-  // of tables contributes each element's leaves under its index ("bodies.0.mass").
+/// The top-level string keys, and the dotted path of every leaf below the top level (its text if a string, else
+/// empty), so that a model may declare keys named by the scenario itself (e.g. its parameters). An array of tables
+/// contributes each element's leaves under its index ("bodies.0.mass").
+std::map<std::string, std::string> raw_leaves(const toml::table& root) {
   std::map<std::string, std::string> raw;
   for (const auto& [k, v] : root)
     if (auto s = v.as_string()) raw[std::string(k.str())] = s->get();
@@ -652,8 +651,13 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   };
   for (const auto& [k, v] : root)
     if (v.is_table() || v.is_array_of_tables()) leaves(v, std::string(k.str()));
+  return raw;
+}
 
-  // The model's keys come first; a model may redefine a common key (e.g. its own solver.method choices).
+/// The scenario's schema: the model's keys first (a model may redefine a common key, e.g. its own solver.method
+/// choices), then the common keys it does not redefine, then `model` itself.
+Schema scenario_schema(const ScenarioSchemas& schemas, const std::string& model,
+                       const std::map<std::string, std::string>& raw) {
   std::vector<KeySpec> schema = schemas.keys(model, raw);
   for (const auto& k : schemas.common) {
     bool redefined = false;
@@ -670,90 +674,124 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   model_key.required = true;
   model_key.description = "the model to simulate";
   schema.push_back(model_key);
-  sc.schema = Schema(std::move(schema));
+  return Schema(std::move(schema));
+}
 
-  std::map<std::string, const KeySpec*> by_path;
-  std::set<std::string> sections;  // the top-level sections
-  std::set<std::string> prefixes;  // every proper dotted prefix of a key (tables the walk descends into)
-  for (const auto& k : sc.schema) {
-    by_path[k.path] = &k;
-    const auto dot = k.path.find('.');
-    if (dot != std::string::npos) sections.insert(k.path.substr(0, dot));
-    for (auto d = k.path.find('.'); d != std::string::npos; d = k.path.find('.', d + 1)) prefixes.insert(k.path.substr(0, d));
+/// The walk of the parsed document: every leaf must be a key of the scenario's schema, and is converted and
+/// checked against it (convert); the raw sections (sweep) are kept as text.
+class DocumentWalk {
+ public:
+  DocumentWalk(Scenario& sc, const Loader& L) : sc_(sc), L_(L) {
+    for (const auto& k : sc_.schema) {
+      by_path_[k.path] = &k;
+      all_paths_.push_back(k.path);
+      const auto dot = k.path.find('.');
+      if (dot != std::string::npos) sections_.insert(k.path.substr(0, dot));
+      for (auto d = k.path.find('.'); d != std::string::npos; d = k.path.find('.', d + 1))
+        prefixes_.insert(k.path.substr(0, d));
+    }
   }
-  const std::set<std::string> raw_sections{"sweep"};
 
-  // Walk the parsed document; every leaf must be a schema key.
-  std::vector<std::string> all_paths;
-  for (const auto& k : sc.schema) all_paths.push_back(k.path);
-  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
+  void walk(const toml::table& t, const std::string& prefix) {
     for (const auto& [k, node] : t) {
       const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-      if (prefix.empty() && raw_sections.count(key)) {
+      if (prefix.empty() && kRawSections.count(key)) {
         std::ostringstream os;
         if (node.is_table()) os << *node.as_table();
         else os << node_text(node);
-        sc.raw_tables[key] = os.str();
+        sc_.raw_tables[key] = os.str();
         continue;
       }
-      auto it = by_path.find(key);
-      if (it == by_path.end() && node.is_table() && (prefix.empty() ? sections.count(key) != 0 : prefixes.count(key) != 0)) {
+      auto it = by_path_.find(key);
+      if (it == by_path_.end() && node.is_table() &&
+          (prefix.empty() ? sections_.count(key) != 0 : prefixes_.count(key) != 0)) {
         walk(*node.as_table(), key);
         continue;
       }
-      if (it == by_path.end() && node.is_array_of_tables() && prefixes.count(key)) {
+      if (it == by_path_.end() && node.is_array_of_tables() && prefixes_.count(key)) {
         const auto& a = *node.as_array();
         for (std::size_t i = 0; i < a.size(); ++i) walk(*a.get(i)->as_table(), key + "." + std::to_string(i));
         continue;
       }
-      if (it == by_path.end() && prefix.empty() && sections.count(key))
-        throw InputError(L.origin_of(key, node), key + " must be a table ([" + key + "]), not " + node_type_name(node));
-      if (it == by_path.end()) {
-        const Origin where = L.origin_of(key, node);
-        std::string msg = node.is_table() && prefix.empty() ? "unknown section [" + shown(key) + "]"
-                                                            : "unknown key '" + shown(key) + "'";
-        std::vector<std::string> candidates = all_paths;
-        for (const auto& s : sections) candidates.push_back(s);
-        std::string near = closest_match(key, candidates);
-        if (near.empty()) {
-          // A misspelt leaf in a known section: compare the last component only.
-          const auto dot = key.rfind('.');
-          if (dot != std::string::npos) {
-            std::vector<std::string> leafs;
-            for (const auto& p : all_paths)
-              if (p.rfind(key.substr(0, dot + 1), 0) == 0) leafs.push_back(p);
-            near = closest_match(key, leafs);
-          }
-        }
-        if (!near.empty()) msg += "; did you mean '" + near + "'?";
-        else msg += " for model \"" + model + "\"; see scenarios/README.md for the allowed keys";
-        throw InputError(where, msg);
-      }
-      sc.values[key] = convert(*it->second, node, L.origin_of(key, node));
+      if (it == by_path_.end() && prefix.empty() && sections_.count(key))
+        throw InputError(L_.origin_of(key, node), key + " must be a table ([" + key + "]), not " + node_type_name(node));
+      if (it == by_path_.end()) unknown(key, node, prefix.empty());
+      sc_.values[key] = convert(*it->second, node, L_.origin_of(key, node));
     }
-  };
-  walk(root, "");
+  }
 
+ private:
+  /// Refuses a key the schema does not have, with the nearest known key or section.
+  [[noreturn]] void unknown(const std::string& key, const toml::node& node, bool top) const {
+    const Origin where = L_.origin_of(key, node);
+    std::string msg = node.is_table() && top ? "unknown section [" + shown(key) + "]" : "unknown key '" + shown(key) + "'";
+    std::vector<std::string> candidates = all_paths_;
+    for (const auto& s : sections_) candidates.push_back(s);
+    std::string near = closest_match(key, candidates);
+    if (near.empty()) {
+      // A misspelt leaf in a known section: compare the last component only.
+      const auto dot = key.rfind('.');
+      if (dot != std::string::npos) {
+        std::vector<std::string> leafs;
+        for (const auto& p : all_paths_)
+          if (p.rfind(key.substr(0, dot + 1), 0) == 0) leafs.push_back(p);
+        near = closest_match(key, leafs);
+      }
+    }
+    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    else msg += " for model \"" + sc_.model + "\"; see scenarios/README.md for the allowed keys";
+    throw InputError(where, msg);
+  }
+
+  inline static const std::set<std::string> kRawSections{"sweep"};
+  Scenario& sc_;
+  const Loader& L_;
+  std::map<std::string, const KeySpec*> by_path_;
+  std::set<std::string> sections_;  // the top-level sections
+  std::set<std::string> prefixes_;  // every proper dotted prefix of a key (tables the walk descends into)
+  std::vector<std::string> all_paths_;
+};
+
+/// The keys the document does not give: a required one is refused; the others take their schema default (a
+/// derived default waits for derive_defaults, once every other key is known).
+void apply_defaults(Scenario& sc) {
   for (const auto& k : sc.schema) {
     if (sc.values.count(k.path)) continue;
-    if (k.required) throw InputError(Origin{path, 1, 1}, "missing required key '" + k.path + "' (" + k.description + ")");
-    if (k.derive) continue;  // below, once every other key is known
+    if (k.required) throw InputError(Origin{sc.path, 1, 1}, "missing required key '" + k.path + "' (" + k.description + ")");
+    if (k.derive) continue;
     if (!k.def_list.empty() || !k.def_strings.empty()) {
       Scenario::Entry e;
       e.list = k.def_list;
       e.strings = k.def_strings;
       e.value = static_cast<long long>(e.list.size() + e.strings.size());
-      e.origin = Origin{path, 0, 0};
+      e.origin = Origin{sc.path, 0, 0};
       e.defaulted = true;
       sc.values[k.path] = e;
     } else if (k.def) {
       Scenario::Entry e;
       e.value = *k.def;
-      e.origin = Origin{path, 0, 0};
+      e.origin = Origin{sc.path, 0, 0};
       e.defaulted = true;
       sc.values[k.path] = e;
     }
   }
+}
+
+}  // namespace
+
+Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides,
+                            const ScenarioSchemas& schemas) {
+  toml::table root = parse_document(text, path);
+  Loader L{path, {}};
+  for (const auto& o : overrides) L.apply_override(root, o);
+  Scenario sc;
+  sc.path = path;
+  sc.text = text;
+  sc.overrides = overrides;
+  sc.model = model_of(root, L, schemas);
+  sc.schema = scenario_schema(schemas, sc.model, raw_leaves(root));
+  DocumentWalk(sc, L).walk(root, "");
+  apply_defaults(sc);
   scenario_detail::derive_defaults(sc);
   return sc;
 }

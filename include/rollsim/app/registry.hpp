@@ -36,6 +36,12 @@ Scenario load_scenario_text(const std::string& text, const std::string& path,
 /// Every command builds its systems through this.
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc);
 
+/// The check build_system makes first: the result file's trajectory and events tables would hold one column per
+/// name (states, outputs, event extras, time, mode, kind), and /summary one attribute per name (the run's own and
+/// the items the system's summarizer declares before its run). Throws InputError at the scenario's model key,
+/// naming both declarations of a name.
+void check_unique_columns(const HybridSystem& sys, const Scenario& sc);
+
 /// For a user model (model = "lagrangian"), one line on how long its setup took: derivation, source, and the
 /// compilation or the cache. Empty for the other models. For the terminal only (the times vary from run to run).
 std::string model_setup_text(const HybridSystem& system);

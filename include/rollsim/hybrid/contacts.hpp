@@ -192,6 +192,8 @@ class ContactEngine : public HybridSystem {
  private:
   struct Solution;
   struct Choice;
+  class ModeSelector;  ///< the choice of modes at one event (contact_modes.cpp)
+  class ImpactLaw;     ///< the impact law at one touchdown (contact_impact.cpp)
   /// The model's contact terms at (t, x), every scalar the model leaves alone 0.
   void fill_terms(double t, const double* x, std::vector<ContactTerms>& terms) const;
   /// The accelerations and the contact forces of `mode` at (t, x); false if its matrix is singular.

@@ -45,6 +45,12 @@ class OutputList {
   struct Output {
     Signal signal;
     std::tuple<Scalars (*)(const Ctx<Scalars>&)...> compute;
+
+    /// This output with the role r (Signal::as): output(...).as(Role::TotalEnergy). Without it, "output".
+    Output as(Role r) const { return {signal.as(r), compute}; }
+    Output as(Role r, int ledger_sign) const { return {signal.as(r, ledger_sign), compute}; }
+    /// This output as the quantity r of the contact `name` (Signal::of_contact).
+    Output of_contact(Role r, std::string name) const { return {signal.of_contact(r, std::move(name)), compute}; }
   };
 
   /// An output from a captureless lambda of `const Ctx<S>&` (generic when there are several scalar types); its

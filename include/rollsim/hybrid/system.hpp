@@ -67,6 +67,9 @@ struct SummaryItem {
   bool is_integer = false;
 };
 
+/// The attributes /summary holds besides the items (the run's own): no item may take one of these names.
+inline constexpr std::string_view kSummaryOwnKeys[] = {"termination", "t_final", "n_samples", "n_events", "message"};
+
 /// Accumulates a model's summary from the samples, the steps and the events of one run.
 class Summarizer {
  public:
