@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <iterator>
+#include <set>
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/core/version.hpp"
@@ -98,13 +100,40 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
                     sys_->largest_mode() <= 127 ? h5::ColumnType::Int8 : h5::ColumnType::Int32});
   traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols);
   row_.assign(cols.size(), 0.0);
+  std::vector<std::pair<Signal, bool>> roles{{Signal{"time", "", ""}.as(Role::Time), false}};
+  for (const auto& s : sys_->states()) roles.emplace_back(s, true);
+  for (const auto& s : sys_->outputs()) roles.emplace_back(s, false);
+  if (sys_->has_modes()) roles.emplace_back(Signal{"mode", "", ""}.as(Role::Mode), false);
+  write_roles(traj_->group(), roles);
 
   std::vector<h5::Table::Column> ev;
-  for (const auto& c : event_columns(*sys_))
+  roles.clear();
+  for (const auto& c : event_columns(*sys_)) {
     ev.push_back({c.signal.name, c.signal.unit, c.signal.description,
                   c.integer ? h5::ColumnType::Int32 : h5::ColumnType::Float64});
+    roles.emplace_back(c.signal, false);
+  }
   ev.push_back({"kind", "", "event kind", h5::ColumnType::String});
+  roles.emplace_back(Signal{"kind", "", ""}.as(Role::EventKind), false);
   events_ = std::make_unique<h5::Table>(file_.root(), "events", ev, 256);
+  write_roles(events_->group(), roles);
+}
+
+void write_role(hid_t group, const std::string& name, const Signal& s, bool state) {
+  h5::Handle ds(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose, ("opening dataset " + name).c_str());
+  const Role r = s.role == Role::Plain && state ? Role::State : s.role;
+  h5::write_attr(ds.get(), "role", std::string(role_name(r)));
+  if (s.ledger != 0) h5::write_attr(ds.get(), "ledger", static_cast<long long>(s.ledger));
+  if (!s.contact.empty()) h5::write_attr(ds.get(), "contact", s.contact);
+}
+
+void write_roles(hid_t group, const std::vector<std::pair<Signal, bool>>& columns) {
+  std::string ledger;
+  for (const auto& [s, state] : columns) {
+    write_role(group, s.name, s, state);
+    if (s.ledger != 0) ledger += (ledger.empty() ? "" : " ") + std::string(s.ledger > 0 ? "+" : "-") + s.name;
+  }
+  if (!ledger.empty()) h5::write_attr(group, "energy_ledger", ledger);
 }
 
 void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int mode) {
@@ -129,6 +158,13 @@ void write_summary(hid_t root, const RunResult& res) {
   h5::write_attr(g.get(), "n_samples", static_cast<long long>(res.n_samples));
   h5::write_attr(g.get(), "n_events", static_cast<long long>(res.n_events));
   if (!res.message.empty()) h5::write_attr(g.get(), "message", res.message);
+  // build_system refuses duplicates among the items a system declares before its run (check_unique_columns); an
+  // item a summarizer adds only at the end is checked here, before it could overwrite another.
+  std::set<std::string> written(std::begin(kSummaryOwnKeys), std::end(kSummaryOwnKeys));
+  for (const auto& it : res.summary)
+    if (!written.insert(it.key).second)
+      throw IoError("the summary would hold two items named '" + it.key + "' (\"" + it.label +
+                    "\" and an earlier one): one would overwrite the other");
   for (const auto& it : res.summary) {
     if (!it.text.empty())
       h5::write_attr(g.get(), it.key, it.text);

@@ -6,14 +6,22 @@ namespace rollsim {
 
 std::vector<EventColumn> event_columns(const HybridSystem& sys) {
   const Signal ts = sys.time_signal();
-  std::vector<EventColumn> ev{{{"time", ts.unit, "event time"}, false},
-                              {{"mode_before", "1", "mode before the event"}, true},
-                              {{"mode_after", "1", "mode after the event"}, true}};
-  for (const auto& s : sys.states()) ev.push_back({{s.name, s.unit, s.description + " at the event"}, false});
+  std::vector<EventColumn> ev{{Signal{"time", ts.unit, "event time"}.as(Role::Time), false},
+                              {Signal{"mode_before", "1", "mode before the event"}.as(Role::Mode), true},
+                              {Signal{"mode_after", "1", "mode after the event"}.as(Role::Mode), true}};
+  // Each column keeps its signal's role (a state without one is a state), so that a reader finds the ledger and the
+  // contact quantities at the events as in the trajectory.
+  auto at_event = [](const Signal& s, Role plain, const std::string& when) {
+    Signal e = s;
+    e.description += when;
+    if (e.role == Role::Plain) e.role = plain;
+    return e;
+  };
+  for (const auto& s : sys.states()) ev.push_back({at_event(s, Role::State, " at the event"), false});
   // build_system refuses an output named like a state or a table column, so every name here is its own.
-  for (const auto& s : sys.outputs())
-    ev.push_back({{s.name, s.unit, s.description + " at the event (after it)"}, false});
-  for (const auto& e : sys.event_extras()) ev.push_back({{e, "", e + " at the event"}, false});
+  for (const auto& s : sys.outputs()) ev.push_back({at_event(s, Role::Output, " at the event (after it)"), false});
+  for (const auto& e : sys.event_extras())
+    ev.push_back({Signal{e, "", e + " at the event"}.as(Role::EventValue), false});
   return ev;
 }
 

@@ -60,6 +60,32 @@ def _signal(g, name, data, unit, description, dtype=np.float64):
     return ds
 
 
+def _roles(g, roles):
+    """The signal roles as the program writes them (docs/python.md, "Signal roles"): name -> role, or
+    (role, ledger sign or None, contact or None)."""
+    for name, spec in roles.items():
+        if name not in g:
+            continue
+        role, sign, contact = (spec, None, None) if isinstance(spec, str) else spec
+        g[name].attrs["role"] = role
+        if sign:
+            g[name].attrs["ledger"] = np.int64(sign)
+        if contact:
+            g[name].attrs["contact"] = contact
+
+
+TABLE_ROLES = dict(time="time", theta1="state", theta2="state", omega1="rate", omega2="rate",
+                   contact_position="output", normal_force=("contact.normal_force", None, "table"),
+                   tangential_force=("contact.tangential_force", None, "table"), kinetic_energy="energy.kinetic",
+                   potential_energy="energy.potential", total_energy=("energy.total", 1, None),
+                   input_work=("work.input", -1, None))
+DISK_ROLES = dict(time="time", x="state", y="rate", z="rate", mode="mode", kinetic_energy="energy.kinetic",
+                  potential_energy="energy.potential", total_energy=("energy.total", 1, None),
+                  dissipated_energy=("dissipation", 1, None),
+                  friction_force=("contact.tangential_force", None, "ground"), friction_utilization="output",
+                  u="output", v="output", w=("contact.slip_velocity", None, "ground"))
+
+
 def _scenario(f, toml, resolved):
     s = f.create_group("scenario")
     s.attrs["toml"] = toml
@@ -98,7 +124,7 @@ def table_data(n=400):
 
 TABLE_UNITS = dict(time="s", theta1="rad", theta2="rad", omega1="rad/s", omega2="rad/s",
                    contact_position="m", normal_force="N", tangential_force="N",
-                   kinetic_energy="J", potential_energy="J", total_energy="J")
+                   kinetic_energy="J", potential_energy="J", total_energy="J", input_work="J")
 
 
 def write_table(path, completed=1, status="ok", torque=None):
@@ -110,6 +136,7 @@ def write_table(path, completed=1, status="ok", torque=None):
         work = torque * (d["theta1"] - d["theta1"][0])
         d["total_energy"] = d["total_energy"] + work
         d["potential_energy"] = d["total_energy"] - d["kinetic_energy"]
+        d["input_work"] = work
         resolved += f"parameters.table_torque = {torque!r}\n"
     with h5py.File(path, "w") as f:
         _root(f, "tipping_table", "Tipping table, µ = 0.3", completed, status)
@@ -117,6 +144,7 @@ def write_table(path, completed=1, status="ok", torque=None):
         g = f.create_group("trajectory")
         for k, v in d.items():
             _signal(g, k, v, TABLE_UNITS[k], f"the {k} signal")
+        _roles(g, TABLE_ROLES)
         e = f.create_group("events")
         e.create_dataset("time", data=np.array([0.7, 1.9]))
         e.create_dataset("kind", data=np.array(["slip_onset", "table_edge"], dtype=object), dtype=STR)
@@ -163,6 +191,7 @@ def write_disk(path, physical=True):
         g = f.create_group("trajectory")
         for k, v in d.items():
             _signal(g, k, v, units[k], f"disk {k}", dtype=v.dtype)
+        _roles(g, DISK_ROLES)
         e = f.create_group("events")
         e.create_dataset("time", data=np.array([2.0, 3.0, 4.5]))
         e.create_dataset("kind", data=np.array(["stick", "slip", "reversal"], dtype=object), dtype=STR)

@@ -104,7 +104,7 @@ class ContactPlotTest(unittest.TestCase):
             with self.subTest(path=os.path.basename(path)):
                 r = rollsim.load(path)
                 vs = rollsim.plot.views(r)
-                self.assertEqual([v for v, _ in vs], ["contact"])
+                self.assertEqual([v for v, _ in vs], ["run"])
                 figs = rollsim.plot.figures(r)
                 names = figs[0].rollsim_panels
                 for n in common + extra:

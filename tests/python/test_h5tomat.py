@@ -101,6 +101,10 @@ class H5ToMatTest(unittest.TestCase):
         simple = scipy.io.loadmat(self.mats["table"], simplify_cells=True)
         self.assertEqual(simple["units"]["trajectory"]["theta1"], "rad")
         self.assertEqual(simple["descriptions"]["trajectory"]["omega1"], "the omega1 signal")
+        # The signal roles: what each column is, and how the energy ledger is formed.
+        self.assertEqual(simple["roles"]["trajectory"]["omega1"], "rate")
+        self.assertEqual(simple["contacts"]["trajectory"]["normal_force"], "table")
+        self.assertEqual(simple["ledger"]["trajectory"]["total_energy"], 1)
         simple = scipy.io.loadmat(self.mats["linear"], simplify_cells=True)
         self.assertEqual(simple["units"]["linear"]["frequency_response"]["magnitude_db"], "dB")
 

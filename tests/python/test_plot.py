@@ -20,9 +20,12 @@ PLOT = os.path.join(synth.TOOLS, "plot")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # kind -> (panel names, number of matplotlib axes including colorbars)
+# The run panels follow the columns' roles (docs/python.md, "Signal roles"), never the model's name.
 EXPECTED = {
-    "table": (["angles", "rates", "contact position", "energy drift", "contact forces", "friction demand"], 6),
-    "disk": (["phase portrait", "x, y, z", "energy balance", "friction utilization"], 4),
+    "table": (["states [rad]", "rates [rad/s]", "normal forces", "tangential forces", "friction demand",
+               "outputs [m]", "energy", "energy drift"], 8),
+    "disk": (["states [1]", "rates [1]", "phase portrait", "tangential forces", "slip velocities", "outputs [1]",
+              "outputs [m]", "outputs [m/s]", "energy", "energy drift"], 10),
     "linear": (["bode magnitude", "eigenvalues", "bode phase", "modal table"], 4),
     "sweep_basin": (["basin map", "rolling radius map"], 3),
     "sweep_study": (["study t_edge", "study energy_drift"], 2),
@@ -93,7 +96,8 @@ class PlotTest(unittest.TestCase):
         labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
         self.assertIn(("time [s]", "θ₁, θ₂ [rad]"), labels)
         self.assertIn(("time [s]", "ω₁, ω₂ [rad/s]"), labels)
-        self.assertIn(("time [s]", "N, $T_c$ [N]"), labels)
+        self.assertIn(("time [s]", "normal forces [N]"), labels)
+        self.assertIn(("time [s]", "tangential forces [N]"), labels)
         r = rollsim.load(self.files["linear"])
         fig = rollsim.plot.figures(r)[0]
         labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
@@ -131,7 +135,7 @@ class PlotTest(unittest.TestCase):
         self.assertPng(out)
         self.assertPng(second)
         fig = rollsim.plot.figures(rollsim.load(path))[0]
-        self.assertEqual(len(fig.rollsim_panels), 10)
+        self.assertEqual(len(fig.rollsim_panels), 12)
 
     def test_incomplete_file(self):
         out = os.path.join(self.tmp.name, "incomplete.png")

@@ -26,6 +26,15 @@ function r = rollsim_load(filename, varargin)
 %   subgroups) also has the fields
 %     units         field name -> 'unit' attribute of the dataset
 %     descriptions  field name -> 'description' attribute of the dataset
+%     roles         field name -> 'role' attribute of the dataset (what the
+%                   signal is: 'state', 'rate', 'output', 'energy.total',
+%                   'work.input', 'dissipation', 'contact.gap', ...; see
+%                   docs/python.md, "Signal roles")
+%     contacts      field name -> 'contact' attribute (a contact quantity's contact)
+%     ledger        field name -> 'ledger' attribute: the sign (+1, -1) the
+%                   signal enters the energy ledger E + D with; E + D is the sum
+%                   of ledger * column over these fields, or the field whose
+%                   role is 'energy.ledger' when there is one
 %     names         field name -> dataset name in the file (names that are not
 %                   valid MATLAB names, such as the sweep column 'initial.x',
 %                   are changed by matlab.lang.makeValidName: 'initial_x')
@@ -129,6 +138,9 @@ function s = read_group(filename, g)
   s = struct();
   units = struct();
   descriptions = struct();
+  roles = struct();
+  contacts = struct();
+  ledger = struct();
   names = struct();
   for k = 1:numel(g.Datasets)
     d = g.Datasets(k);
@@ -138,6 +150,9 @@ function s = read_group(filename, g)
     a = attributes_to_struct(d.Attributes);
     if isfield(a, 'unit'),        units.(field) = a.unit;               end
     if isfield(a, 'description'), descriptions.(field) = a.description; end
+    if isfield(a, 'role'),        roles.(field) = a.role;               end
+    if isfield(a, 'contact'),     contacts.(field) = a.contact;         end
+    if isfield(a, 'ledger'),      ledger.(field) = double(a.ledger);    end
   end
   for k = 1:numel(g.Groups)
     parts = strsplit(g.Groups(k).Name, '/');
@@ -147,6 +162,9 @@ function s = read_group(filename, g)
   end
   s.units = units;
   s.descriptions = descriptions;
+  s.roles = roles;
+  s.contacts = contacts;
+  s.ledger = ledger;
   s.names = names;
   s.attributes = attributes_to_struct(g.Attributes);
 end

@@ -4,6 +4,8 @@
 /// failure before any data was written (mark_data) removes NAME.tmp and leaves an existing NAME untouched.
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rollsim/io/hdf5.hpp"
 #include "rollsim/solve/observer.hpp"
@@ -65,7 +67,18 @@ class TrajectoryWriter final : public Observer {
   std::vector<double> row_, event_row_;
 };
 
-/// Writes a run's summary items as attributes of `group`, and the solver statistics as attributes of /solver.
+/// Writes a run's summary items as attributes of /summary, and the solver statistics as attributes of /solver.
+/// Throws IoError naming the item when two items (or an item and one of /summary's own attributes: termination,
+/// t_final, n_samples, n_events, message) share a name: one would overwrite the other.
 void write_summary(hid_t root, const RunResult& res);
+
+/// Writes the signal's role as attributes of the dataset `name` in `group`: `role` (role_name; a signal of role
+/// Plain is a "state" when `state`, else an "output"), `ledger` (+1 or -1) when it is a term of the energy ledger
+/// E + D, and `contact` for a contact quantity.
+void write_role(hid_t group, const std::string& name, const Signal& s, bool state);
+
+/// Writes the roles of a table's columns (write_role) and, as the group's attribute `energy_ledger`, the ledger the
+/// signs give, e.g. "+total_energy -input_work" (none when no column has a sign).
+void write_roles(hid_t group, const std::vector<std::pair<Signal, bool>>& columns);
 
 }  // namespace rollsim

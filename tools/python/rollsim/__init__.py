@@ -9,16 +9,19 @@ Modules: ``h5`` (the loader), ``plot`` (figures; tools/plot), ``mat`` (.mat expo
 report's independent reference).  Only ``h5`` is imported here: matplotlib and scipy load on first use.
 """
 
-__all__ = ["load", "swept_keys", "RollsimResult", "Table", "RollsimFileError", "IncompleteFileError", "FORMAT_NAME",
-           "SUPPORTED_FORMAT_VERSION"]
+__all__ = ["load", "swept_keys", "energy_ledger", "energy_scale", "EnergyLedger", "RollsimResult", "Table",
+           "RollsimFileError", "IncompleteFileError", "FORMAT_NAME", "SUPPORTED_FORMAT_VERSION"]
 
 from .h5 import (
     FORMAT_NAME,
     SUPPORTED_FORMAT_VERSION,
+    EnergyLedger,
     IncompleteFileError,
     RollsimFileError,
     RollsimResult,
     Table,
+    energy_ledger,
+    energy_scale,
     load,
     swept_keys,
 )

@@ -3,8 +3,9 @@ energy ledger.  Used by tools/plot (the contact view) and tools/report (the cont
 
 A run of a user model (``model = "lagrangian"``) with at least one unilateral contact writes, per contact NAME,
 ``gap_NAME``, ``gap_rate_NAME``, ``normal_force_NAME`` and, with friction, ``tangential_force_NAME`` and
-``slip_velocity_NAME``; the states ``dissipated_friction`` and ``dissipated_impact``; the outputs
-``kinetic_energy``, ``potential_energy``, ``energy`` (the Jacobi energy h) and ``energy_balance``; events with
+``slip_velocity_NAME`` (the columns' roles say which is which, and of which contact: docs/python.md); the states
+``dissipated_friction`` and ``dissipated_impact``; the outputs ``kinetic_energy``, ``potential_energy``, ``energy``
+(the Jacobi energy h) and ``energy_balance`` (role energy.ledger, the balance E + D); events with
 ``mode_before``/``mode_after`` and, at impacts and captures, ``impulse_normal_NAME``,
 ``impulse_tangential_NAME`` and ``kinetic_energy_loss``; the summary ``symbols_NAME``.
 
@@ -21,6 +22,8 @@ import dataclasses
 from typing import Optional
 
 import numpy as np
+
+from . import h5
 
 try:
     import tomllib
@@ -40,9 +43,8 @@ class ContactDataError(Exception):
 
 
 def gap_contacts(tr) -> list:
-    """Contacts with a gap, from the output names: NAME such that both gap_NAME and gap_rate_NAME exist
-    (so that gap_rate_NAME itself is not taken for a contact named rate_NAME)."""
-    return sorted(k[4:] for k in tr if k.startswith("gap_") and f"gap_rate_{k[4:]}" in tr)
+    """Contacts with a gap, from the columns' roles (contact.gap and their contact attribute)."""
+    return sorted({tr.contacts[n] for n in tr.with_role("contact.gap") if n in tr.contacts})
 
 
 def is_contact_run(r) -> bool:
@@ -232,43 +234,17 @@ def impacts(r, order: list) -> list:
     return out
 
 
-# The energy balance's terms: h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact is
-# constant (docs/user-models.md, "The energy balance"); a term the model does not have is absent (zero).
-BALANCE_TERMS = (("energy", +1.0), ("work_forces", -1.0), ("work_explicit_time", +1.0),
-                 ("work_constraints", -1.0), ("work_surfaces", -1.0),
-                 ("dissipated_friction", +1.0), ("dissipated_impact", +1.0))
-
-
-def energy_scale(tr) -> float:
-    """The run's energy scale, as the program's summary takes it (docs/audit.md): the largest over the samples of
-    max(|h|, |T| + |V|) plus the magnitudes of the balance's other terms (works and dissipated energies)."""
-    h = np.abs(np.asarray(tr["energy"], float))
-    parts = np.maximum(h, np.abs(np.asarray(tr["kinetic_energy"], float)) + np.abs(np.asarray(tr["potential_energy"], float))) \
-        if "kinetic_energy" in tr and "potential_energy" in tr else h
-    for n, _ in BALANCE_TERMS[1:]:
-        if n in tr:
-            parts = parts + np.abs(np.asarray(tr[n], float))
-    return float(np.max(parts)) if parts.size else 0.0
-
-
-def balance(tr) -> np.ndarray:
-    """The energy balance recomputed from its terms at every sample."""
-    if "energy" not in tr:
-        raise ContactDataError("the trajectory has no 'energy' column: the energy balance cannot be formed")
-    return sum(sign * np.asarray(tr[n], float) for n, sign in BALANCE_TERMS if n in tr)
-
-
 @dataclasses.dataclass
 class Ledger:
     """Where the energy went, from the file's own columns."""
     initial: float                  # the balance at the first sample [J]
-    scale: float                    # the run's energy scale (energy_scale), that of the relative drift [J]
+    scale: float                    # the run's energy scale (h5.energy_scale), that of the relative drift [J]
     lost_at_impacts: float          # sum of kinetic_energy_loss over the impact and capture events [J]
     dissipated_impact: float        # the state at the last sample [J]
     dissipated_friction: float      # the state at the last sample [J]
     drift_max: float                # max |balance - initial| over the samples [J]
     drift_final: float              # balance - initial at the last sample [J]
-    balance_output_mismatch: float  # max |recomputed balance - energy_balance column| (nan if no column) [J]
+    balance_output_mismatch: float  # max |sum of the signed terms - the ledger column| (nan: not comparable) [J]
     n_impacts: int
 
     @property
@@ -277,16 +253,22 @@ class Ledger:
 
 
 def ledger(r) -> Ledger:
+    """Where the energy went: the ledger E + D as the file's roles form it (rollsim.h5.energy_ledger), checked
+    against its own terms where the file holds both."""
     tr, ev = r.trajectory, r.events
-    b = balance(tr)
-    h = np.asarray(tr["energy"], float)
+    led = h5.energy_ledger(tr)
+    if led is None:
+        raise ContactDataError(f"{r.path}: the trajectory's roles give no energy ledger")
+    b = led.balance
     kinds = np.asarray(ev.get("kind", []), str)
     sel = np.isin(kinds, IMPACT_KINDS)
     loss = np.asarray(ev.get("kinetic_energy_loss", np.full(kinds.size, np.nan)), float)
     last = lambda n: float(np.asarray(tr[n], float)[-1]) if n in tr else 0.0  # noqa: E731
-    mismatch = (float(np.max(np.abs(b - np.asarray(tr["energy_balance"], float))))
-                if "energy_balance" in tr else float("nan"))
-    return Ledger(initial=float(b[0]), scale=energy_scale(tr), lost_at_impacts=float(np.sum(loss[sel])),
+    terms = sum(sign * np.asarray(tr[n], float) for n, sign in led.terms) if led.terms else None
+    # The ledger column holds every work of the model; its signed terms sum to it when each of those works is a
+    # column too (a user model's are: work_forces, work_explicit_time).
+    mismatch = float(np.max(np.abs(b - terms))) if led.column is not None and terms is not None else float("nan")
+    return Ledger(initial=float(b[0]), scale=h5.energy_scale(tr), lost_at_impacts=float(np.sum(loss[sel])),
                   dissipated_impact=last("dissipated_impact"), dissipated_friction=last("dissipated_friction"),
                   drift_max=float(np.max(np.abs(b - b[0]))), drift_final=float(b[-1] - b[0]),
                   balance_output_mismatch=mismatch, n_impacts=int(sel.sum()))

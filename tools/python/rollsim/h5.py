@@ -8,6 +8,9 @@ Usage::
     theta1 = r.trajectory["theta1"]
     r.trajectory.units["theta1"]        # "rad"
     r.events["kind"]                    # numpy array of str
+    r.trajectory.roles["total_energy"]  # "energy.total": what each column is (docs/python.md, "Signal roles")
+    r.trajectory.with_role("contact.normal_force")   # the columns of that role, in file order
+    led = rollsim.energy_ledger(r.trajectory)        # E + D as the file's roles form it, or None
     r.summary["termination"]
     r.linear["eigenvectors_real"][:, j] # component i of eigenvector j at [i, j]
     r.points                            # sweep trajectories: index -> Table (rollsim sweep --trajectories)
@@ -36,6 +39,9 @@ __all__ = [
     "Table",
     "RollsimFileError",
     "IncompleteFileError",
+    "EnergyLedger",
+    "energy_ledger",
+    "energy_scale",
     "FORMAT_NAME",
     "SUPPORTED_FORMAT_VERSION",
 ]
@@ -70,9 +76,11 @@ class Table(dict):
     """A dict of name -> numpy array, with per-dataset metadata.
 
     ``units`` and ``descriptions`` map dataset names to the ``unit`` and
-    ``description`` attributes (missing ones are absent); ``attrs`` holds the
-    attributes of the HDF5 group itself and ``dataset_attrs`` every attribute
-    of every dataset.  Subgroups appear as nested ``Table`` values.
+    ``description`` attributes (missing ones are absent); ``roles``,
+    ``contacts`` and ``ledger_signs`` map them to the ``role``, ``contact`` and
+    ``ledger`` attributes (a file written before roles has none); ``attrs``
+    holds the attributes of the HDF5 group itself and ``dataset_attrs`` every
+    attribute of every dataset.  Subgroups appear as nested ``Table`` values.
     """
 
     def __init__(self, *args, **kwargs):
@@ -81,6 +89,9 @@ class Table(dict):
         self.descriptions: dict[str, str] = {}
         self.attrs: dict[str, Any] = {}
         self.dataset_attrs: dict[str, dict[str, Any]] = {}
+        self.roles: dict[str, str] = {}
+        self.contacts: dict[str, str] = {}
+        self.ledger_signs: dict[str, int] = {}
         self.order: list[str] = []  # member names in creation order when the file tracks it
 
     def __getattr__(self, name):
@@ -91,6 +102,22 @@ class Table(dict):
 
     def unit(self, name: str, default: str = "") -> str:
         return self.units.get(name, default)
+
+    def role(self, name: str, default: str = "") -> str:
+        return self.roles.get(name, default)
+
+    def with_role(self, *roles: str) -> list:
+        """The names of the columns whose role is one of ``roles``, in file order.  A role given without its
+        last part matches every role under it: "energy" matches "energy.kinetic", "contact" every contact
+        quantity."""
+        def match(role):
+            return any(role == want or role.startswith(want + ".") for want in roles)
+        order = [n for n in self.order if n in self] or list(self.keys())
+        return [n for n in order if match(self.roles.get(n, ""))]
+
+    def contact_names(self) -> list:
+        """The contacts the table has quantities of, in the order of their first column."""
+        return list(dict.fromkeys(self.contacts[n] for n in self.with_role("contact") if n in self.contacts))
 
     @property
     def nrows(self) -> int:
@@ -258,6 +285,12 @@ def _read_group(g: h5py.Group) -> Table:
                 t.units[name] = str(a["unit"])
             if "description" in a:
                 t.descriptions[name] = str(a["description"])
+            if "role" in a:
+                t.roles[name] = str(a["role"])
+            if "contact" in a:
+                t.contacts[name] = str(a["contact"])
+            if "ledger" in a:
+                t.ledger_signs[name] = int(a["ledger"])
         elif isinstance(obj, h5py.Group):
             t[name] = _read_group(obj)
     t.order = _group_order(g)
@@ -323,6 +356,80 @@ def swept_keys(sweep: Table) -> list:
             return keys
     order = [k for k in sweep.order if k in sweep] or list(sweep.keys())
     return [k for k in order if "." in k and isinstance(sweep[k], np.ndarray)]
+
+
+# --------------------------------------------------------------------------
+# the energy ledger
+
+
+@dataclasses.dataclass
+class EnergyLedger:
+    """The energy balance E + D of a table (a trajectory, or a sweep point's), as the file's roles form it.
+
+    ``balance`` is E + D at every row: the column of role ``energy.ledger`` when the table has one (it then holds
+    every work of the model, also one the file has no column of), else the sum of sign × column over the columns
+    with a ``ledger`` attribute.  ``terms`` lists those (name, sign) pairs, ``column`` the ledger column's name or
+    None.  E + D is constant in an exact motion: ``drift`` is its change since the first row.
+    """
+
+    balance: np.ndarray
+    terms: list
+    column: Optional[str]
+    unit: str
+
+    @property
+    def drift(self) -> np.ndarray:
+        return self.balance - self.balance[0] if self.balance.size else self.balance
+
+    @property
+    def drift_max(self) -> float:
+        """max |E + D − (E + D)(0)| over the rows (0 for an empty table)."""
+        d = self.drift
+        return float(np.nanmax(np.abs(d))) if d.size else 0.0
+
+    @property
+    def label(self) -> str:
+        """How E + D is formed, e.g. "total_energy − input_work" or "energy_balance"."""
+        if self.column is not None:
+            return self.column
+        ordered = sorted(self.terms, key=lambda term: -term[1])  # the positive terms first, each in file order
+        text = " ".join(("+ " if sign > 0 else "− ") + name for name, sign in ordered)
+        return text[2:] if text.startswith("+ ") else "−" + text[1:]
+
+
+def energy_ledger(table) -> Optional[EnergyLedger]:
+    """The table's energy ledger E + D (EnergyLedger), or None when its roles give none."""
+    if table is None or not getattr(table, "roles", None):
+        return None
+    terms = [(n, int(table.ledger_signs[n])) for n in (table.order or list(table.keys()))
+             if n in table and table.ledger_signs.get(n)]
+    ledger_cols = table.with_role("energy.ledger")
+    column = ledger_cols[0] if ledger_cols else None
+    if column is not None:
+        balance = np.asarray(table[column], dtype=float)
+    elif terms:
+        balance = sum(sign * np.asarray(table[n], dtype=float) for n, sign in terms)
+    else:
+        return None
+    named = column or (terms[0][0] if terms else "")
+    return EnergyLedger(balance=np.asarray(balance, dtype=float), terms=terms, column=column,
+                        unit=table.units.get(named, ""))
+
+
+def energy_scale(table) -> float:
+    """The run's energy scale, as the program's self-audit takes it (docs/audit.md): the largest over the rows of
+    max(|E_total|, |T| + |V|) plus the magnitudes of the ledger's other terms (works, dissipated energies).  0 when
+    the table has no energy roles."""
+    def magnitude(names):
+        return sum(np.abs(np.asarray(table[n], dtype=float)) for n in names)
+
+    stored = [magnitude(table.with_role("energy.total"))]
+    if table.with_role("energy.kinetic") and table.with_role("energy.potential"):
+        stored.append(magnitude(table.with_role("energy.kinetic", "energy.potential")))
+    parts = np.maximum(*stored) if len(stored) == 2 else stored[0]
+    led = energy_ledger(table)
+    parts = parts + magnitude([n for n, _ in led.terms if table.roles.get(n) != "energy.total"] if led else [])
+    return float(np.nanmax(parts)) if np.size(parts) else 0.0
 
 
 # --------------------------------------------------------------------------

@@ -10,6 +10,8 @@ The .mat file holds one variable per part of the result file, each a struct:
             status, overrides, trajectory, events),
     provenance (root attributes), scenario (toml, resolved),
     units and descriptions (per group: field -> unit / description text),
+    roles, contacts and ledger (per group: field -> the dataset's role,
+            contact and ledger sign; docs/python.md, "Signal roles"),
     meta (source_file, format_version, orientation, renamed)
 
 Groups the file does not have are stored as [] (test with isempty).
@@ -105,8 +107,14 @@ def _struct(d, names, where):
     return out if out else np.zeros((0, 0))
 
 
+# The per-dataset attributes kept as variables of their own: variable -> the Table's map.
+META = {"units": "units", "descriptions": "descriptions", "roles": "roles", "contacts": "contacts",
+        "ledger": "ledger_signs"}
+
+
 def _meta_table(table, attr):
-    """For every dataset of a Table (recursively) its unit or description text."""
+    """For every dataset of a Table (recursively) its attribute `attr` (a Table map: units, descriptions, roles,
+    contacts, ledger_signs)."""
     if table is None:
         return None
     out = {}
@@ -116,7 +124,7 @@ def _meta_table(table, attr):
             if sub:
                 out[k] = sub
         else:
-            m = table.units if attr == "units" else table.descriptions
+            m = getattr(table, attr)
             if k in m:
                 out[k] = m[k]
     return out
@@ -135,9 +143,9 @@ def convert(result):
                              for i, p in result.points.items()}, names, "points.")
     out["provenance"] = _struct(result.provenance, names, "provenance.")
     out["scenario"] = {"toml": result.scenario, "resolved": result.scenario_resolved}
-    for attr in ("units", "descriptions"):
+    for var, attr in META.items():
         tables = {g: _meta_table(groups[g], attr) for g in h5.GROUPS}
-        out[attr] = _struct({g: t for g, t in tables.items() if t}, _Names(), f"{attr}.")
+        out[var] = _struct({g: t for g, t in tables.items() if t}, _Names(), f"{var}.")
     out["group_attributes"] = _struct(
         {g: _group_attrs(groups[g]) for g in h5.GROUPS if groups[g] is not None and groups[g].attrs},
         _Names(), "group_attributes.")

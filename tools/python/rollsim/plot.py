@@ -5,32 +5,28 @@ panels; ``make_figure(result, panels)`` draws panels into one figure.  Figures
 are built with matplotlib's object API, so nothing here needs pyplot; pass
 ``figure_factory=pyplot.figure`` to get figures pyplot can show.
 
-Views:
-  contact    runs of the contact engine (any file with a gap_NAME output): the
-             generalized coordinates, gaps, normal and tangential forces and
-             slip velocities per contact, each contact's mode over time (o open,
-             0 stick/closed, + and - sliding), the energy (h = T + V, T, V, the
-             losses dissipated_impact and dissipated_friction) and the drift of
-             the balance h + losses - initial; impacts and captures marked with
-             solid lines and triangles, the other contact events (touchdown,
-             lift_off, stick, slip, reversal, graze) with dashed lines
-  table      tipping-table runs: angles, rates, contact position, energy drift
-             of T + V - tau theta1 (the table torque's work counted), contact
-             forces, friction demand |T|/N on a log axis (event instants marked)
-  disk       rolling-disk runs: 3-D phase portrait (x, y, z) with the sliding
-             strip Sigma0 = {z = 0, |x| < 1}, x/y/z time histories with the mode
-             (+1, 0, -1) shaded, energy balance, friction utilization
-  relay      relay-feedback runs: switching value C x and relay output u with
-             the modes shaded, states, phase portrait (x1, x2)
-  carriage   carriage-pendulum runs: carriage position, rod angle, rates, rod
-             tension, energy drift of T + V - F x, constraint residual
+Views (each chosen by what the file holds, never by the model's name):
+  run        a trajectory, its panels chosen by the roles of its columns
+             (docs/python.md, "Signal roles"): states and rates by unit
+             (modes +1, 0, -1 shaded), a phase portrait of a system with such
+             modes and two or three states (3-D for three), the contact
+             quantities (gaps, normal and tangential forces, slip velocities)
+             with a curve per contact, the friction demand |T|/N where a
+             contact has both forces, each contact's mode over time when the
+             file records them (o open, 0 stick/closed, + and - sliding), the
+             other outputs by unit, the energies, and the drift of the file's
+             own energy ledger E + D (its largest value stated); events marked
+             (a contact run's impacts and captures with solid lines and
+             triangles, its other contact events dashed).  A file written
+             before roles gets its signals grouped by unit.
   linear     eigenvalue map (coloured by the stored modal classes), Bode
              magnitude/phase (phase wrapped to (-180, 180] deg), modal table
-  sweep      basin map (two swept keys + classification) or study curves, on
-             log axes for log-spaced keys; the points' trajectories when the
-             file has them (rollsim sweep --trajectories)
+  sweep      basin map (two swept keys of a grid + classification) or study
+             curves of the summary's results, on log axes for log-spaced keys;
+             a zip sweep is one series against its first key (or its index);
+             the points' trajectories when the file has them (rollsim sweep
+             --trajectories)
   growth     predicted vs measured growth, relative error
-  signals    any other trajectory: its signals grouped by unit
 """
 
 from __future__ import annotations
@@ -215,10 +211,19 @@ def _find_mu(r):
 
 
 # --------------------------------------------------------------------------
-# contact runs (the contact engine: gap_NAME outputs)
+# runs: the panels follow the roles of the trajectory's columns (docs/python.md, "Signal roles")
 
 # Contact mode digit -> colour (o open, 0 stick/closed, + slide +, - slide -).
 CONTACT_MODE_COLOURS = ("#f0f0f0", "#92c5de", "#f4a582", "#b8e186")
+# The contact quantities, each drawn in one panel with a curve per contact: role -> (panel name, title).
+CONTACT_PANELS = (("contact.gap", "gaps", "Gaps"), ("contact.normal_force", "normal forces", "Normal forces"),
+                  ("contact.tangential_force", "tangential forces", "Tangential forces"),
+                  ("contact.slip_velocity", "slip velocities", "Slip velocities"))
+# The energy roles in the energy panel's order, with their labels.
+ENERGY_LABELS = (("energy.total", "stored energy"), ("energy.kinetic", "T"), ("energy.potential", "V"),
+                 ("work.input", "input work"), ("work.constraint", "constraint work"), ("dissipation", "dissipated"))
+MAX_UNIT_PANELS = 2     # panels of states (and of rates) by unit
+MAX_OUTPUT_PANELS = 3   # panels of the other outputs by unit
 
 
 def mark_contact_events(ax, events):
@@ -251,32 +256,58 @@ def mark_contact_events(ax, events):
     ax.set_ylim(ylim)
 
 
-def _contact_lines(ax, r, prefix, names, title):
+def _mark(ax, r):
+    """The events of r: as contact events when the run's contacts have modes (contact_modes_known), else plainly."""
+    if _contact_modes_known(r):
+        mark_contact_events(ax, r.events)
+    else:
+        mark_events(ax, r.events)
+
+
+def _contact_modes_known(r) -> bool:
+    """Whether the file records each contact's modes: a mode column and the summary's symbols_NAME of every
+    contact the trajectory has quantities of (the contact engine's runs)."""
+    tr = r.trajectory
+    names = tr.contact_names()
+    return "mode" in tr and bool(names) and all(f"symbols_{n}" in r.summary for n in names)
+
+
+def _mode(r):
+    tr = r.trajectory
+    return np.asarray(tr["mode"]).astype(int) if "mode" in tr else None
+
+
+def _signals(ax, r, names, title, shade=False):
+    """Time histories of `names` with the events marked; the modes shaded when `shade` and they are +1, 0, -1."""
+    _lines(ax, r, names, events=False)
+    mode = _mode(r)
+    if shade and mode is not None and np.isin(mode, (-1, 0, 1)).all():
+        shade_modes(ax, *_thin(_time(r), mode))
+    _mark(ax, r)
+    ax.legend(fontsize="x-small", loc="best", ncol=2 if len(names) > 4 else 1)
+    ax.set_title(title)
+
+
+def _by_unit(tr, names):
+    groups = {}
+    for n in names:
+        groups.setdefault(tr.units.get(n, ""), []).append(n)
+    return list(groups.items())
+
+
+def _contact_lines(ax, r, role, title):
     tr = r.trajectory
     t = _time(r)
-    cols = [prefix + n for n in names if prefix + n in tr]
-    for c, n in zip(cols, [c[len(prefix):] for c in cols]):
+    cols = tr.with_role(role)
+    for c in cols:
         tt, y = _thin(t, np.asarray(tr[c], dtype=float))
-        ax.plot(tt, y, linewidth=1.1, label=n)
+        ax.plot(tt, y, linewidth=1.1, label=tr.contacts.get(c) or c)
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
     ax.set_ylabel(f"{title.lower()} [{_common_unit(tr, cols) or '-'}]")
-    ax.set_title(title + (" (per contact)" if len(cols) > 1 else f": contact {names[0]}" if cols else ""))
-    mark_contact_events(ax, r.events)
+    named = tr.contacts.get(cols[0]) if len(cols) == 1 else None
+    ax.set_title(title + (" (per contact)" if len(cols) > 1 else f": contact {named}" if named else ""))
+    _mark(ax, r)
     ax.legend(fontsize="x-small", loc="best", ncol=2 if len(cols) > 4 else 1)
-    ax.grid(True, alpha=0.3)
-
-
-def _coordinates(ax, r, names):
-    tr = r.trajectory
-    t = _time(r)
-    for n in names:
-        tt, y = _thin(t, np.asarray(tr[n], dtype=float))
-        ax.plot(tt, y, linewidth=1.1, label=symbol(n))
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label(", ".join(names), _common_unit(tr, names)))
-    ax.set_title("Coordinates")
-    mark_contact_events(ax, r.events)
-    ax.legend(fontsize="x-small", loc="best")
     ax.grid(True, alpha=0.3)
 
 
@@ -315,233 +346,62 @@ def _contact_modes(ax, r):
               ncol=3)
 
 
-def _contact_energy(ax, r):
-    tr = r.trajectory
-    t = _time(r)
-    unit = tr.units.get("energy", "J")
-    for name, label, style in (("energy", "h = T + V", "-"), ("kinetic_energy", "T", "-"),
-                               ("potential_energy", "V", "-"), ("dissipated_impact", "lost at impacts", "-"),
-                               ("dissipated_friction", "lost in slip (friction)", "-")):
-        if name in tr:
-            tt, y = _thin(t, np.asarray(tr[name], dtype=float))
-            ax.plot(tt, y, linestyle=style, linewidth=1.1, label=label)
-    b = contacts.balance(tr)
-    tt, bb = _thin(t, b)
-    ax.plot(tt, bb, "k--", linewidth=1.4, label="h + losses" + (" − work" if "work_forces" in tr else ""))
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("energy", unit))
-    ax.set_title("Energy and losses")
-    mark_contact_events(ax, r.events)
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, alpha=0.3)
-
-
-def _contact_drift(ax, r):
-    tr = r.trajectory
-    t = _time(r)
-    b = contacts.balance(tr)
-    unit = tr.units.get("energy", "J")
-    tt, d = _thin(t, b - b[0])
-    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label="h + losses − initial")
-    reported = r.summary.get("energy_drift_abs")
-    if isinstance(reported, (int, float)) and np.isfinite(reported):
-        ax.plot([], [], " ", label=f"run reports max |drift| = {reported:.2g} {unit}")
-    scale = contacts.energy_scale(tr)
-    if scale > 0 and np.isfinite(scale):
-        sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
-        sec.set_ylabel("relative to the energy scale [-]")
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("energy drift", unit))
-    ax.set_title("Energy balance drift")
-    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
-    mark_contact_events(ax, r.events)
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, alpha=0.3)
-
-
-def contact_panels(r) -> list:
-    """Panels of a contact run; the contacts are found from the outputs (gap_NAME), never from the scenario's
-    name.  Contacts without a gap (friction only) that the engine also runs are drawn where they have
-    normal_force_NAME etc. too, as far as the file declares them."""
-    tr = r.trajectory
-    names = contacts.gap_contacts(tr)
-    try:
-        declared = [n for n in contacts.declared_contacts(r) if f"normal_force_{n}" in tr]
-    except Exception:  # noqa: BLE001 - a scenario text that does not parse: the gap contacts alone
-        declared = []
-    names += [n for n in declared if n not in names]
-    panels = []
-    by_unit = {}
-    for n in tr:
-        if tr.descriptions.get(n, "") == "generalized coordinate":
-            by_unit.setdefault(tr.units.get(n, ""), []).append(n)
-    for u, cs in list(by_unit.items())[:2]:
-        panels.append(Panel(f"coordinates [{u}]", (lambda cs: lambda ax: _coordinates(ax, r, cs))(cs)))
-    panels.append(Panel("gaps", lambda ax: _contact_lines(ax, r, "gap_", names, "Gaps")))
-    for prefix, title in (("normal_force_", "Normal forces"), ("tangential_force_", "Tangential forces"),
-                          ("slip_velocity_", "Slip velocities")):
-        if any(prefix + n in tr for n in names):
-            panels.append(Panel(title.lower(), (lambda p, ti: lambda ax: _contact_lines(ax, r, p, names, ti))(
-                prefix, title)))
-    if "mode" in tr:
-        panels.append(Panel("contact modes", lambda ax: _contact_modes(ax, r)))
-    if "energy" in tr:
-        panels.append(Panel("energy", lambda ax: _contact_energy(ax, r)))
-        panels.append(Panel("energy drift", lambda ax: _contact_drift(ax, r)))
-    return panels
-
-
-# --------------------------------------------------------------------------
-# table runs
-
-
-def table_panels(r) -> list:
-    tr = r.trajectory
-    has = lambda *ns: all(n in tr for n in ns)  # noqa: E731
-    panels = []
-    angles = [n for n in ("theta1", "theta2") if n in tr]
-    rates = [n for n in ("omega1", "omega2") if n in tr]
-    if angles:
-        panels.append(Panel("angles", lambda ax: (_lines(ax, r, angles), ax.set_title("Angles"))))
-    if rates:
-        panels.append(Panel("rates", lambda ax: (_lines(ax, r, rates), ax.set_title("Angular rates"))))
-    if has("contact_position"):
-        panels.append(Panel("contact position", lambda ax: (_lines(ax, r, ["contact_position"]),
-                                                           ax.set_title("Contact position"))))
-    if has("total_energy"):
-        panels.append(Panel("energy drift", lambda ax: _energy_drift(ax, r)))
-    forces = [n for n in ("normal_force", "tangential_force") if n in tr]
-    if forces:
-        panels.append(Panel("contact forces", lambda ax: (_lines(ax, r, forces), ax.set_title("Contact forces"))))
-    if has("normal_force", "tangential_force"):
-        panels.append(Panel("friction demand", lambda ax: _friction_demand(ax, r)))
-    return panels
-
-
-# Constant inputs that do work on a model: model -> (scenario key of the input, the coordinate it works
-# through, how the balance is written).  The run's own energy check (the summary's energy_drift_abs) uses
-# the same balance: T + V minus the input's work since the start.
-INPUT_WORK = {
-    "tipping_table": ("parameters.table_torque", "theta1", "T + V − τ (θ₁ − θ₁(0))"),
-    "carriage_pendulum": ("parameters.force", "x", "T + V − F (x − x(0))"),
-}
-
-
-def energy_balance(r):
-    """(E − W, label): the total energy less the work of the model's constant input since the start.
-
-    W = gain (q − q(0)) with the gain read from the resolved scenario (INPUT_WORK); a file whose
-    scenario lacks the key but stores ``input_work`` uses that column; otherwise W = 0.
-    """
-    tr = r.trajectory
-    e = np.asarray(tr["total_energy"], dtype=float)
-    key, coord, text = INPUT_WORK.get(r.model, (None, None, None))
-    if key in r.resolved and coord in tr:
-        q = np.asarray(tr[coord], dtype=float)
-        return e - float(r.param(key)) * (q - q[0]), text
-    if "input_work" in tr:
-        return e - np.asarray(tr["input_work"], dtype=float), "E − W (input work)"
-    return e, "E"
-
-
-def _energy_drift(ax, r):
-    tr = r.trajectory
-    t = _time(r)
-    e, text = energy_balance(r)
-    e0 = e[0] if e.size else 0.0
-    unit = tr.units.get("total_energy", "J")
-    tt, d = _thin(t, e - e0)
-    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label="E(t) − E(0)" if text == "E" else f"drift of {text}")
-    reported = r.summary.get("energy_drift_abs")
-    if isinstance(reported, (int, float)) and np.isfinite(reported):
-        ax.plot([], [], " ", label=f"run reports max |drift| = {reported:.2g} {unit}")
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("energy drift", unit))
-    ax.set_title("Energy drift" if text == "E" else "Energy drift, input work counted")
-    mark_events(ax, r.events)
-    if e0 != 0 and np.isfinite(e0):
-        scale = abs(e0)
-        sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
-        sec.set_ylabel("relative drift [-]")
-    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, alpha=0.3)
+def _friction_pairs(tr):
+    """(contact, normal force column, tangential force column) for every contact with both forces."""
+    normal = {tr.contacts.get(n, ""): n for n in tr.with_role("contact.normal_force")}
+    return [(c, normal[c], n) for n in tr.with_role("contact.tangential_force")
+            for c in [tr.contacts.get(n, "")] if c in normal]
 
 
 def _friction_demand(ax, r):
-    """|T_c|/N on a log axis: NaN where N <= 0 (the ratio means nothing there), zeros left out."""
+    """|T|/N per contact on a log axis: NaN where N <= 0 (the ratio means nothing there), zeros left out."""
     tr = r.trajectory
     t = _time(r)
-    n = np.asarray(tr["normal_force"], dtype=float)
-    tc = np.asarray(tr["tangential_force"], dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        demand = np.where(n > 0, np.abs(tc) / n, np.nan)
-    demand[demand <= 0] = np.nan
-    tt, dd = _thin(t, demand)
-    ax.semilogy(tt, dd, color="tab:green", linewidth=1.1, label="$|T_c|/N$")
+    pairs = _friction_pairs(tr)
+    undefined = False
+    for contact, nn, tn in pairs:
+        n = np.asarray(tr[nn], dtype=float)
+        tc = np.asarray(tr[tn], dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            demand = np.where(n > 0, np.abs(tc) / n, np.nan)
+        demand[demand <= 0] = np.nan
+        undefined = undefined or bool(np.any(n <= 0))
+        tt, dd = _thin(t, demand)
+        ax.semilogy(tt, dd, linewidth=1.1, label=f"$|T|/N$ {contact}" if len(pairs) > 1 else "$|T_c|/N$")
     mu = _find_mu(r)
     if mu is not None:
         ax.axhline(mu, color="k", linestyle=":", label=f"μ = {mu:g}")
-    if np.any(n <= 0):
+    if undefined:
         ax.plot([], [], " ", label="undefined where N ≤ 0")
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
     ax.set_ylabel(axis_label("friction demand $|T_c|/N$", ""))
     ax.set_title("Friction demand")
-    mark_events(ax, r.events)
+    _mark(ax, r)
     ax.legend(fontsize="x-small", loc="best")
     ax.grid(True, which="both", alpha=0.3)
 
 
-# --------------------------------------------------------------------------
-# disk runs
-
-
-def disk_panels(r) -> list:
+def _phase_portrait(ax, r, names):
+    """The orbit through the states `names` (two or three), one colour per mode (+1, 0, -1) when the run has modes."""
     tr = r.trajectory
-    panels = []
-    if all(n in tr for n in ("x", "y", "z")):
-        panels.append(Panel("phase portrait", lambda ax: _phase_portrait(ax, r), projection="3d"))
-        panels.append(Panel("x, y, z", lambda ax: _xyz(ax, r)))
-    if "total_energy" in tr:
-        panels.append(Panel("energy balance", lambda ax: _energy_balance(ax, r)))
-    if "friction_utilization" in tr:
-        panels.append(Panel("friction utilization", lambda ax: _utilization(ax, r)))
-    return panels
-
-
-def _mode(r):
-    tr = r.trajectory
-    return np.asarray(tr["mode"]).astype(int) if "mode" in tr else None
-
-
-def _phase_portrait(ax, r):
-    tr = r.trajectory
-    x, y, z = (np.asarray(tr[k], dtype=float) for k in ("x", "y", "z"))
+    coords = _thin(*(np.asarray(tr[n], dtype=float) for n in names))
     mode = _mode(r)
-    x, y, z = _thin(x, y, z)
-    if mode is not None:
-        _plot_by_mode(ax, _thin(mode)[0], (x, y, z), MODE_NAMES, linewidth=1.0)
+    if mode is not None and np.isin(mode, (-1, 0, 1)).all():
+        _plot_by_mode(ax, _thin(mode)[0], coords, MODE_NAMES, linewidth=0.9)
     else:
-        ax.plot(x, y, z, linewidth=1.0)
-    # The sliding strip Sigma0 = {z = 0, |x| < 1}, drawn over the y range of the orbit.
-    if y.size:
-        ylo, yhi = np.nanmin(y), np.nanmax(y)
-        pad = 0.1 * max(yhi - ylo, 1.0)
-        ys = np.array([ylo - pad, yhi + pad])
-        X, Y = np.meshgrid(np.array([-1.0, 1.0]), ys)
-        ax.plot_surface(X, Y, np.zeros_like(X), color="tab:gray", alpha=0.25, linewidth=0)
-        for xe in (-1.0, 1.0):
-            ax.plot([xe, xe], ys, [0, 0], color="tab:gray", linewidth=0.8)
-        ax.plot([], [], color="tab:gray", linewidth=6, alpha=0.4, label="Σ0: z = 0, |x| < 1")
-        ax.scatter([x[0]], [y[0]], [z[0]], color="k", s=18, label="start")
+        ax.plot(*coords, linewidth=0.9)
+    ax.scatter(*([c[0]] for c in coords), color="k", s=14, zorder=3, label="start")
     ev = r.events
-    if ev and all(k in ev for k in ("x", "y", "z")) and len(ev["x"]):
-        ax.scatter(ev["x"], ev["y"], ev["z"], color="tab:red", s=12, marker="x", label="events")
-    ax.set_xlabel(axis_label("x", tr.units.get("x")))
-    ax.set_ylabel(axis_label("y", tr.units.get("y")))
-    ax.set_zlabel(axis_label("z", tr.units.get("z")))
+    if ev and all(n in ev for n in names) and len(ev[names[0]]):
+        ax.scatter(*(ev[n] for n in names), color="tab:red", s=10, marker="x", linewidth=0.8, zorder=3,
+                   label="events")
+    setters = (ax.set_xlabel, ax.set_ylabel) + ((ax.set_zlabel,) if len(names) == 3 else ())
+    for set_label, n in zip(setters, names):
+        set_label(axis_label(n, tr.units.get(n, "")))
     ax.set_title("Phase portrait")
-    ax.legend(fontsize="x-small", loc="upper left")
+    ax.legend(fontsize="x-small", loc="best")
+    if len(names) == 2:
+        ax.grid(True, alpha=0.3)
 
 
 def _plot_by_mode(ax, mode, coords, names, **kw):
@@ -561,150 +421,98 @@ def _darker(hex_colour):
     return tuple(0.6 * c for c in rgb)
 
 
-def _xyz(ax, r):
+def _energy(ax, r):
+    """The energy roles over time, and the ledger E + D the file's roles form (rollsim.h5.energy_ledger)."""
     tr = r.trajectory
     t = _time(r)
-    for name, colour in (("x", "black"), ("y", "tab:purple"), ("z", "tab:brown")):
-        tt, v = _thin(t, np.asarray(tr[name], dtype=float))
-        ax.plot(tt, v, color=colour, linewidth=1.1, label=name)
-    mode = _mode(r)
-    if mode is not None:
-        shade_modes(ax, *_thin(t, mode))
+    drawn = []
+    for role, label in ENERGY_LABELS:
+        for n in tr.with_role(role):
+            tt, y = _thin(t, np.asarray(tr[n], dtype=float))
+            ax.plot(tt, y, linewidth=1.1, label=f"{symbol(n)} ({label})")
+            drawn.append(n)
+    led = h5.energy_ledger(tr)
+    if led is not None:
+        tt, bb = _thin(t, led.balance)
+        ax.plot(tt, bb, "k--", linewidth=1.4, label=f"E + D = {led.label}")
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("x, y, z", _common_unit(tr, ["x", "y", "z"])))
-    ax.set_title("State and mode")
-    ax.legend(fontsize="x-small", loc="best", ncol=2)
-    ax.grid(True, alpha=0.3)
-
-
-def _energy_balance(ax, r):
-    tr = r.trajectory
-    t = _time(r)
-    e = np.asarray(tr["total_energy"], dtype=float)
-    unit = tr.units.get("total_energy", "J")
-    tt, ee = _thin(t, e)
-    ax.plot(tt, ee, label="total", linewidth=1.1)
-    if "dissipated_energy" in tr:
-        dis = np.asarray(tr["dissipated_energy"], dtype=float)
-        _, dd, bal = _thin(t, dis, e + dis)
-        ax.plot(tt, dd, label="dissipated", linewidth=1.1)
-        ax.plot(tt, bal, label="total + dissipated", linewidth=1.6, linestyle="--")
-    if e.size:
-        ax.axhline(e[0], color="k", linestyle=":", label="initial")
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("energy", unit))
-    ax.set_title("Energy balance")
-    mark_events(ax, r.events)
+    ax.set_ylabel(axis_label("energy", led.unit if led is not None else _common_unit(tr, drawn)))
+    ax.set_title("Energy")
+    _mark(ax, r)
     ax.legend(fontsize="x-small", loc="best")
     ax.grid(True, alpha=0.3)
 
 
-def _utilization(ax, r):
+def ledger_drift_text(drift: float, unit: str) -> str:
+    """How the energy drift panel states the largest drift (the legend entry)."""
+    return f"max |drift| = {drift:.3g} {unit}".rstrip()
+
+
+def _energy_drift(ax, r):
+    """The drift of the file's own ledger E + D since the start, with its largest value stated in the legend and
+    kept as ``ax.rollsim_drift``; the run's own figure (the summary's energy_drift_abs) next to it when present."""
     tr = r.trajectory
     t = _time(r)
-    tt, u = _thin(t, np.asarray(tr["friction_utilization"], dtype=float))
-    ax.plot(tt, u, color="k", linewidth=1.1, label="friction_utilization")
-    ax.axhline(1.0, color="tab:red", linestyle=":", label="limit")
-    mode = _mode(r)
-    if mode is not None:
-        shade_modes(ax, *_thin(t, mode))
+    led = h5.energy_ledger(tr)
+    tt, d = _thin(t, led.drift)
+    ax.plot(tt, d, color="tab:blue", linewidth=1.1, label=f"drift of E + D = {led.label}")
+    ax.rollsim_drift = led.drift_max
+    ax.plot([], [], " ", label=ledger_drift_text(led.drift_max, led.unit))
+    reported = r.summary.get("energy_drift_abs")
+    if isinstance(reported, (int, float)) and np.isfinite(reported):
+        ax.plot([], [], " ", label=f"run reports max |drift| = {reported:.3g} {led.unit}".rstrip())
+    scale = h5.energy_scale(tr)
+    if scale > 0 and np.isfinite(scale):
+        sec = ax.secondary_yaxis("right", functions=(lambda x: x / scale, lambda x: x * scale))
+        sec.set_ylabel("relative to the energy scale [-]")
     ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label("friction utilization", tr.units.get("friction_utilization")))
-    ax.set_title("Friction utilization")
+    ax.set_ylabel(axis_label("energy drift", led.unit))
+    ax.set_title("Energy balance drift")
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
+    _mark(ax, r)
     ax.legend(fontsize="x-small", loc="best")
     ax.grid(True, alpha=0.3)
 
 
-# --------------------------------------------------------------------------
-# relay feedback runs
-
-RELAY_MODE_NAMES = {1: "+ (C x > 0)", 0: "0 (sliding, C x = 0)", -1: "− (C x < 0)"}
-
-
-def relay_panels(r) -> list:
+def run_panels(r) -> list:
+    """The panels of a run, chosen by the roles of its trajectory's columns, never by the model's name: states and
+    rates by unit, a phase portrait of a system with modes and two or three states, the contact quantities per
+    contact (with the contacts' modes when the file records them, and the friction demand where a contact has both
+    forces), the other outputs by unit, the energies and the drift of the ledger E + D.  A file without roles (one
+    written before them) gets its columns by unit."""
     tr = r.trajectory
-    states = [n for n in tr.order or tr.keys() if n[:1] == "x" and n[1:].isdigit() and n in tr]
+    if not tr.roles:
+        return signal_panels(r)
     panels = []
-    if "switching_value" in tr:
-        panels.append(Panel("switching value", lambda ax: _relay_signal(ax, r, "switching_value",
-                                                                         "Switching value C x")))
-    if "u" in tr:
-        panels.append(Panel("relay output", lambda ax: _relay_signal(ax, r, "u", "Relay output u")))
-    if states:
-        panels.append(Panel("states", lambda ax: (_lines(ax, r, states), ax.set_title("States"))))
-    if len(states) >= 2:
-        panels.append(Panel("phase portrait", lambda ax: _relay_phase(ax, r, states[0], states[1])))
-    return panels
-
-
-def _relay_signal(ax, r, name, title):
-    tr = r.trajectory
-    t = _time(r)
-    tt, y = _thin(t, np.asarray(tr[name], dtype=float))
-    ax.plot(tt, y, color="k", linewidth=1.0, label=symbol(name), zorder=2)
+    plain = [n for n in tr.with_role("state") if not tr.ledger_signs.get(n)]
+    rates = [n for n in tr.with_role("rate") if not tr.ledger_signs.get(n)]
+    # Modes +1, 0, -1 (a Filippov system's) are shaded and colour the phase portrait; the contacts' modes (base 4)
+    # have a panel of their own.
     mode = _mode(r)
-    if mode is not None:
-        _shade(ax, *_thin(t, mode), names=RELAY_MODE_NAMES)
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label(name, tr.units.get(name, "")))
-    ax.set_title(title)
-    mark_events(ax, r.events)
-    ax.legend(fontsize="x-small", loc="best", ncol=2)
-    ax.grid(True, alpha=0.3)
-
-
-def _relay_phase(ax, r, a, b):
-    tr = r.trajectory
-    x, y = _thin(np.asarray(tr[a], dtype=float), np.asarray(tr[b], dtype=float))
-    mode = _mode(r)
-    if mode is not None:
-        _plot_by_mode(ax, _thin(mode)[0], (x, y), RELAY_MODE_NAMES, linewidth=0.9)
-    else:
-        ax.plot(x, y, linewidth=0.9)
-    ax.scatter([x[0]], [y[0]], color="k", s=14, zorder=3, label="start")
-    ev = r.events
-    if ev and a in ev and b in ev and len(ev[a]):
-        ax.scatter(ev[a], ev[b], color="tab:red", s=10, marker="x", linewidth=0.8, zorder=3, label="events")
-    ax.set_xlabel(axis_label(a, tr.units.get(a, "")))
-    ax.set_ylabel(axis_label(b, tr.units.get(b, "")))
-    ax.set_title("Phase portrait")
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, alpha=0.3)
-
-
-# --------------------------------------------------------------------------
-# carriage-pendulum runs
-
-
-def carriage_panels(r) -> list:
-    tr = r.trajectory
-    panels = []
-    for names, title in ((["x"], "Carriage position"), (["phi"], "Rod angle"),
-                         (["x_dot"], "Carriage velocity"), (["phi_dot"], "Rod angular velocity"),
-                         (["rod_tension"], "Rod tension")):
-        if all(n in tr for n in names):
-            panels.append(Panel(title.lower(), (lambda names, title: lambda ax: (
-                _lines(ax, r, names), ax.set_title(title)))(names, title)))
-    if "total_energy" in tr:
+    shade = mode is not None and bool(np.isin(mode, (-1, 0, 1)).all()) and not _contact_modes_known(r)
+    for u, names in _by_unit(tr, plain)[:MAX_UNIT_PANELS]:
+        panels.append(Panel(f"states [{u}]", (lambda ns: lambda ax: _signals(ax, r, ns, "States", shade))(names)))
+    for u, names in _by_unit(tr, rates)[:MAX_UNIT_PANELS]:
+        panels.append(Panel(f"rates [{u}]", (lambda ns: lambda ax: _signals(ax, r, ns, "Rates", shade))(names)))
+    orbit = plain + rates
+    if shade and len(orbit) in (2, 3):
+        panels.append(Panel("phase portrait", lambda ax: _phase_portrait(ax, r, orbit),
+                            projection="3d" if len(orbit) == 3 else None))
+    for role, name, title in CONTACT_PANELS:
+        if tr.with_role(role):
+            panels.append(Panel(name, (lambda ro, ti: lambda ax: _contact_lines(ax, r, ro, ti))(role, title)))
+    if _friction_pairs(tr):
+        panels.append(Panel("friction demand", lambda ax: _friction_demand(ax, r)))
+    if _contact_modes_known(r):
+        panels.append(Panel("contact modes", lambda ax: _contact_modes(ax, r)))
+    outputs = tr.with_role("output")
+    for u, names in _by_unit(tr, outputs)[:MAX_OUTPUT_PANELS]:
+        panels.append(Panel(f"outputs [{u}]", (lambda ns: lambda ax: _signals(ax, r, ns, "Outputs", shade))(names)))
+    if tr.with_role("energy", "work", "dissipation"):
+        panels.append(Panel("energy", lambda ax: _energy(ax, r)))
+    if h5.energy_ledger(tr) is not None:
         panels.append(Panel("energy drift", lambda ax: _energy_drift(ax, r)))
-    if "constraint_length" in tr:
-        panels.append(Panel("constraint residual", lambda ax: _constraint(ax, r, "constraint_length")))
     return panels
-
-
-def _constraint(ax, r, name):
-    tr = r.trajectory
-    t = _time(r)
-    c = np.abs(np.asarray(tr[name], dtype=float))
-    c[c == 0] = np.nan
-    tt, cc = _thin(t, c)
-    ax.semilogy(tt, cc, color="tab:brown", linewidth=1.0, label=f"|{symbol(name)}|")
-    ax.set_xlabel(axis_label("time", tr.units.get("time", "s")))
-    ax.set_ylabel(axis_label(f"|{symbol(name)}|", tr.units.get(name, "")))
-    ax.set_title("Constraint residual (drift)")
-    mark_events(ax, r.events)
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, which="both", alpha=0.3)
 
 
 # --------------------------------------------------------------------------
@@ -869,29 +677,48 @@ def log_spaced(r, key) -> bool:
     return bool(np.ptp(dlog) <= 1e-6 * dlog.mean() and np.ptp(dlin) > 1e-6 * dlin.mean())
 
 
+# The /sweep table's own columns after the swept keys (docs/python.md): the points' bookkeeping, not results.
+SWEEP_BOOKKEEPING = ("status", "termination", "message", "n_events")
+
+
+def is_zip(sw) -> bool:
+    """A zip sweep (row i takes the i-th value of every swept key): its points lie on one line, not on a grid."""
+    return str(sw.attrs.get("mode", "")) == "zip"
+
+
+def sweep_metrics(sw, keys) -> list:
+    """The results a sweep's figure draws, from what the table holds (never from the model's name): t_final and
+    the summary items (the columns after the swept keys, the bookkeeping and the final states), those that are
+    numbers and differ between points, measured quantities before counts (columns of whole numbers)."""
+    order = [c for c in (sw.order or list(sw.keys())) if c in sw]
+    items = ["t_final"] + [c for c in order if c not in keys and c not in SWEEP_BOOKKEEPING and c != "t_final"
+                           and not c.startswith("final_")]
+
+    def values(c):
+        v = np.asarray(sw[c]) if c in sw else np.zeros(0)
+        if v.dtype.kind not in "fiu":
+            return np.zeros(0)
+        v = v.astype(float)
+        return v[np.isfinite(v)]
+
+    varying = [c for c in items if values(c).size > 1 and np.ptp(values(c)) > 0]
+    return sorted(varying, key=lambda c: bool(np.all(values(c) == np.round(values(c)))))
+
+
 def sweep_panels(r) -> list:
     sw = r.sweep
     keys = h5.swept_keys(sw)
     numeric_keys = [k for k in keys if np.asarray(sw[k]).dtype.kind in "fiu"]
-    if len(numeric_keys) >= 2 and "classification" in sw:
+    if len(numeric_keys) >= 2 and "classification" in sw and not is_zip(sw):
         panels = [Panel("basin map", lambda ax: _basin(ax, r, numeric_keys[0], numeric_keys[1]))]
-        if "rolling_radius" in sw:
-            panels.append(Panel("rolling radius map",
-                                lambda ax: _field_map(ax, r, numeric_keys[0], numeric_keys[1], "rolling_radius")))
+        for m in sweep_metrics(sw, keys)[:1]:
+            panels.append(Panel(f"{m.replace('_', ' ')} map",
+                                (lambda m: lambda ax: _field_map(ax, r, numeric_keys[0], numeric_keys[1], m))(m)))
         return panels
-    preference = {
-        "tipping_table": ["t_edge", "energy_drift", "t_final"],
-        "rolling_disk": ["rolling_radius", "dissipated_energy", "t_final"],
-    }.get(r.model, ["t_edge", "rolling_radius", "energy_drift", "dissipated_energy", "t_final", "n_events"])
-    metrics = [m for m in preference if m in sw and np.asarray(sw[m]).dtype.kind in "fiu"
-               and np.isfinite(np.asarray(sw[m], dtype=float)).any()][:2]
-    if not metrics:
-        metrics = [c for c in sw if c not in keys and np.asarray(sw[c]).dtype.kind in "fiu"][:1]
+    metrics = sweep_metrics(sw, keys)[:2] or [c for c in ("t_final",) if c in sw]
     return [Panel(f"study {m}", (lambda m: lambda ax: _study(ax, r, numeric_keys, m))(m)) for m in metrics]
 
 
-POINT_SIGNAL = {"tipping_table": "theta1", "rolling_disk": "x", "relay_feedback": "switching_value",
-                "carriage_pendulum": "phi"}
 MAX_POINT_CURVES = 60
 
 
@@ -901,10 +728,12 @@ def point_panels(r) -> list:
     if not with_traj:
         return []
     first = r.points[with_traj[0]]["trajectory"]
-    name = POINT_SIGNAL.get(r.model)
-    if name not in first:
-        name = next((n for n in (first.order or first.keys()) if n != "time" and n in first
-                     and np.asarray(first[n]).dtype.kind == "f"), None)
+    # A state whose initial value is swept (initial.NAME), else a state (its role, or a final_NAME column of the
+    # sweep table: the points' final states), else the first number column after time.
+    swept = [k.split(".", 1)[1] for k in h5.swept_keys(r.sweep) if k.startswith("initial.")]
+    finals = [c[len("final_"):] for c in r.sweep if c.startswith("final_")]
+    candidates = swept + first.with_role("state") + finals + [n for n in (first.order or first.keys()) if n != "time"]
+    name = next((n for n in candidates if n in first and np.asarray(first[n]).dtype.kind == "f"), None)
     if name is None:
         return []
     return [Panel(f"point trajectories {name}", lambda ax: _point_curves(ax, r, with_traj, name))]
@@ -1021,15 +850,16 @@ def _study(ax, r, keys, metric):
     sw = r.sweep
     y = np.asarray(sw[metric], dtype=float)
     ok = _ok_mask(sw)
-    if keys:
+    # A zip sweep is one series: against its first key when that key moves one way, else against the point index.
+    if keys and (not is_zip(sw) or _monotone(np.asarray(sw[keys[0]], dtype=float))):
         kx = keys[0]
         x = np.asarray(sw[kx], dtype=float)
         _sweep_axes(ax, r, kx)
     else:
         kx, x = None, np.arange(y.size, dtype=float)
-        ax.set_xlabel("run [-]")
+        ax.set_xlabel("point [-]" if keys else "run [-]")
     groups = [(None, np.ones(y.size, dtype=bool))]
-    if len(keys) >= 2:
+    if len(keys) >= 2 and not is_zip(sw):  # a zip sweep's keys change together: one series
         k2 = keys[1]
         v2 = np.asarray(sw[k2])
         u2 = np.unique(v2)
@@ -1047,7 +877,7 @@ def _study(ax, r, keys, metric):
         fx, fy = x[~ok], y[~ok]
         fin = np.isfinite(fy)
         ax.scatter(fx[fin], fy[fin], marker="x", color="tab:red", label=f"failed ({nfail})")
-    if "classification" in sw and not len(keys) >= 2:
+    if "classification" in sw and (len(groups) == 1):
         cls = np.asarray(sw["classification"], dtype=str)
         for name, colour in CLASS_CODES[:2]:
             sel = (cls == name) & ok
@@ -1057,6 +887,11 @@ def _study(ax, r, keys, metric):
     if len(groups) > 1 or nfail or "classification" in sw:
         ax.legend(fontsize="x-small", loc="best", ncol=2 if len(groups) > 6 else 1)
     ax.grid(True, alpha=0.3)
+
+
+def _monotone(v) -> bool:
+    d = np.diff(v)
+    return bool(np.all(np.isfinite(v))) and (bool(np.all(d > 0)) or bool(np.all(d < 0)))
 
 
 def _colour_cycle(n):
@@ -1119,6 +954,7 @@ def _growth_error(ax, g):
 
 
 def signal_panels(r) -> list:
+    """A trajectory without roles: its signals grouped by unit."""
     tr = r.trajectory
     by_unit = {}
     for name, v in tr.items():
@@ -1132,30 +968,11 @@ def signal_panels(r) -> list:
 # --------------------------------------------------------------------------
 
 
-def is_table(r) -> bool:
-    return r.model == "tipping_table" or "theta1" in r.trajectory
-
-
-def is_disk(r) -> bool:
-    return r.model == "rolling_disk" or all(k in r.trajectory for k in ("x", "y", "z", "mode"))
-
-
 def views(r) -> list:
     """[(view name, [Panel, ...]), ...] for everything in the file that can be drawn."""
     out = []
     if r.trajectory and "time" in r.trajectory and len(r.trajectory["time"]) > 0:
-        if contacts.is_contact_run(r):
-            out.append(("contact", contact_panels(r)))
-        elif is_table(r):
-            out.append(("table", table_panels(r)))
-        elif is_disk(r):
-            out.append(("disk", disk_panels(r)))
-        elif r.model == "relay_feedback":
-            out.append(("relay", relay_panels(r)))
-        elif r.model == "carriage_pendulum":
-            out.append(("carriage", carriage_panels(r)))
-        else:
-            out.append(("signals", signal_panels(r)))
+        out.append(("run", run_panels(r)))
     if r.linear:
         out.append(("linear", linear_panels(r)))
     if r.sweep and r.sweep.nrows > 0:

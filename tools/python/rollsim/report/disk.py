@@ -9,7 +9,7 @@ import os
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import disk_closed_form, plot
+from .. import disk_closed_form, h5, plot
 from .model import Check, Run, Runner, Section, failed_run_check, load_result, read_toml
 from .page import badge, fmt, png, table_html
 
@@ -125,10 +125,11 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
          ["reversal", str(int(rev.sum())), "|x| > 1", f"min |x| = {fmt(margin_rev, 6)}"]]))
 
     # Energy balance, from the samples and from rollsim's own summary (which also covers internal steps).
+    # E and D are the columns of roles energy.total and dissipation; their sum is the file's ledger.
     tr = r.trajectory
-    E = np.asarray(tr["total_energy"], float)
-    D = np.asarray(tr["dissipated_energy"], float)
-    bal = E[0] - E - D
+    E = sum(np.asarray(tr[n], float) for n in tr.with_role("energy.total"))
+    D = sum(np.asarray(tr[n], float) for n in tr.with_role("dissipation"))
+    bal = -h5.energy_ledger(tr).drift
     own = float(np.max(np.abs(bal)) / abs(E[0]))
     rs = r.summary.get("energy_balance_error_rel")
     e_tol = DISK_ENERGY_FACTOR * own_rtol
@@ -207,15 +208,15 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     fig = Figure(figsize=(11.4, 4.8), layout="constrained")
     gs = fig.add_gridspec(1, 3, width_ratios=[1.4, 1.0, 1.0])
     ax0 = fig.add_subplot(gs[0, 0], projection="3d")
-    plot._phase_portrait(ax0, r)
+    _phase_portrait(ax0, r)
     ax1 = fig.add_subplot(gs[0, 1])
-    plot._xyz(ax1, r)
+    _xyz(ax1, r)
     ax2 = fig.add_subplot(gs[0, 2])
     t = np.asarray(tr["time"], float)
     ax2.plot(t, E, label="E(t)")
     ax2.plot(t, D, label="dissipated(t)")
     ax2.set_xlabel(plot.axis_label("time", tr.units.get("time")))
-    ax2.set_ylabel(plot.axis_label("energy", tr.units.get("total_energy")))
+    ax2.set_ylabel(plot.axis_label("energy", h5.energy_ledger(tr).unit))
     ax2b = ax2.twinx()
     ax2b.plot(t, bal / abs(E[0]), color="tab:red", linewidth=0.8, label="balance error / E(0)")
     ax2b.set_ylabel("(E(0) − E − dissipated) / E(0) [-]", color="tab:red")
@@ -262,3 +263,50 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
         sec.figures.append(("Closed-form comparison: event-time errors at each tolerance (left); x and z of "
                             "rollsim over the closed form, with their largest difference (right)", png(fig)))
     return sec
+
+
+def _phase_portrait(ax, r):
+    """The disk's orbit in (x, y, z), coloured by mode, with the sliding strip Sigma0 = {z = 0, |x| < 1}."""
+    tr = r.trajectory
+    x, y, z = (np.asarray(tr[k], dtype=float) for k in ("x", "y", "z"))
+    mode = np.asarray(tr["mode"]).astype(int) if "mode" in tr else None
+    x, y, z = plot._thin(x, y, z)
+    if mode is not None:
+        plot._plot_by_mode(ax, plot._thin(mode)[0], (x, y, z), plot.MODE_NAMES, linewidth=1.0)
+    else:
+        ax.plot(x, y, z, linewidth=1.0)
+    # The sliding strip Sigma0 = {z = 0, |x| < 1}, drawn over the y range of the orbit.
+    if y.size:
+        ylo, yhi = np.nanmin(y), np.nanmax(y)
+        pad = 0.1 * max(yhi - ylo, 1.0)
+        ys = np.array([ylo - pad, yhi + pad])
+        X, Y = np.meshgrid(np.array([-1.0, 1.0]), ys)
+        ax.plot_surface(X, Y, np.zeros_like(X), color="tab:gray", alpha=0.25, linewidth=0)
+        for xe in (-1.0, 1.0):
+            ax.plot([xe, xe], ys, [0, 0], color="tab:gray", linewidth=0.8)
+        ax.plot([], [], color="tab:gray", linewidth=6, alpha=0.4, label="Σ0: z = 0, |x| < 1")
+        ax.scatter([x[0]], [y[0]], [z[0]], color="k", s=18, label="start")
+    ev = r.events
+    if ev and all(k in ev for k in ("x", "y", "z")) and len(ev["x"]):
+        ax.scatter(ev["x"], ev["y"], ev["z"], color="tab:red", s=12, marker="x", label="events")
+    ax.set_xlabel(plot.axis_label("x", tr.units.get("x")))
+    ax.set_ylabel(plot.axis_label("y", tr.units.get("y")))
+    ax.set_zlabel(plot.axis_label("z", tr.units.get("z")))
+    ax.set_title("Phase portrait")
+    ax.legend(fontsize="x-small", loc="upper left")
+
+
+def _xyz(ax, r):
+    """x, y, z over time with the mode (+1, 0, -1) shaded."""
+    tr = r.trajectory
+    t = np.asarray(tr["time"], dtype=float)
+    for name, colour in (("x", "black"), ("y", "tab:purple"), ("z", "tab:brown")):
+        tt, v = plot._thin(t, np.asarray(tr[name], dtype=float))
+        ax.plot(tt, v, color=colour, linewidth=1.1, label=name)
+    if "mode" in tr:
+        plot.shade_modes(ax, *plot._thin(t, np.asarray(tr["mode"]).astype(int)))
+    ax.set_xlabel(plot.axis_label("time", tr.units.get("time", "s")))
+    ax.set_ylabel(plot.axis_label("x, y, z", plot._common_unit(tr, ["x", "y", "z"])))
+    ax.set_title("State and mode")
+    ax.legend(fontsize="x-small", loc="best", ncol=2)
+    ax.grid(True, alpha=0.3)

@@ -8,7 +8,7 @@ import os
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import plot
+from .. import h5, plot
 from .model import Check, Runner, Section, failed_run_check, load_result
 from .page import badge, fmt, png, table_html
 
@@ -74,7 +74,7 @@ def energy_section(runs: list, name: str) -> Section:
     a0.legend(fontsize="small")
     for i, (rtv, r) in enumerate(figs_r):
         tr = r.trajectory
-        bal, _ = plot.energy_balance(r)
+        bal = h5.energy_ledger(tr).balance  # the file's own ledger E + D (T + V − τθ1 for the table)
         a1.semilogy(tr["time"], np.abs(bal - bal[0]) / abs(bal[0]) + 1e-18, color=f"C{i}", linewidth=1,
                     label=f"rtol {rtv:g}")
     if figs_r:
