@@ -10,6 +10,7 @@ import sys
 import tempfile
 import unittest
 
+import h5py
 import numpy as np
 import matplotlib
 
@@ -154,6 +155,35 @@ class SyntheticFigures(TempDirCase):
         study = rollsim.load(synth.write_sweep(self.path("lin_sweep.h5"), basin=False))
         self.assertFalse(rollsim.plot.log_spaced(study, "table.mu"))         # -2 .. 2, evenly spaced
         self.assertEqual(panel_axes(figure(study), "study t_edge").get_xscale(), "linear")
+
+    def test_zip_sweep_is_one_series(self):
+        # Nine points whose two keys change together: one curve of nine points against the first key, not nine
+        # one-point curves (one per value of the second key, as a grid's would be).
+        f = self.path("zip.h5")
+        mu = np.linspace(0.1, 0.9, 9)
+        with h5py.File(f, "w") as h:
+            synth._root(h, "tipping_table", "Zip sweep")
+            synth._scenario(h, "[sweep]\nmode = \"zip\"\n", "")
+            g = h.create_group("sweep")
+            g.attrs["mode"] = "zip"
+            g.attrs["swept_keys"] = "table.mu,initial.theta1"
+            g.create_dataset("table.mu", data=mu)
+            g.create_dataset("initial.theta1", data=0.01 * mu[::-1])
+            g.create_dataset("status", data=np.array(["ok"] * 9, dtype=object), dtype=synth.STR)
+            g.create_dataset("t_final", data=1.0 + mu ** 2).attrs["unit"] = "s"
+        ax = panel_axes(figure(f), "study t_final")
+        curves = [line for line in ax.get_lines() if len(line.get_xdata())]
+        self.assertEqual(len(curves), 1)
+        np.testing.assert_array_equal(curves[0].get_xdata(), mu)
+        np.testing.assert_array_equal(curves[0].get_ydata(), 1.0 + mu ** 2)
+        # A first key that does not move one way: against the point index.
+        with h5py.File(f, "a") as h:
+            h["sweep/table.mu"][...] = np.r_[mu[::2], mu[1::2]]
+        ax = panel_axes(figure(f), "study t_final")
+        curves = [line for line in ax.get_lines() if len(line.get_xdata())]
+        self.assertEqual(len(curves), 1)
+        np.testing.assert_array_equal(curves[0].get_xdata(), np.arange(9))
+        self.assertEqual(ax.get_xlabel(), "point [-]")
 
     def test_point_trajectories_with_events(self):
         f = synth.write_sweep_points(self.path("pts2.h5"))
