@@ -63,7 +63,8 @@ EVENT_COLOURS = {
     "graze": "tab:olive",
 }
 MODE_COLOURS = {1: "#f4a582", 0: "#92c5de", -1: "#b8e186"}
-MODE_NAMES = {1: "mode +1 (slip +)", 0: "mode 0 (stick)", -1: "mode -1 (slip -)"}
+# A Filippov system's modes: either side of the switching surface, and on it.
+MODE_NAMES = {1: "mode +1", 0: "mode 0 (on the switching surface)", -1: "mode −1"}
 CLASS_CODES = [("A", "#4393c3"), ("B", "#d6604d"), ("undetermined", "#bababa"), ("failed", "#000000")]
 OK_STATUS = {"ok", "completed", "complete", "success", "done", "finished"}
 
