@@ -3,6 +3,7 @@
 // singular at the start, and the key listing of `rollsim keys lagrangian`.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -357,6 +358,53 @@ when = "y"
   // A scenario file never gets the placeholders.
   CHECK(input_error(replaced(text, "[events.e]", "[initial]\nNAME = 1\n[events.e]")).find("unknown key 'initial.NAME'") !=
         std::string::npos);
+}
+
+TEST_CASE("user model input: an event's direction and action are read as the crossings that count and the stop") {
+  // A ball thrown up at 3 m/s from y = 0 passes y = 0.2 rising at t1 and falling at t2, the roots of
+  // g/2 t^2 - 3 t + 0.2 = 0: `up` counts only rising crossings and records, `down` only falling ones and stops.
+  const double g = 9.81, v0 = 3.0, h = 0.2;
+  const double t1 = (v0 - std::sqrt(v0 * v0 - 2 * g * h)) / g, t2 = (v0 + std::sqrt(v0 * v0 - 2 * g * h)) / g;
+  const std::string text = R"toml(model = "lagrangian"
+[parameters]
+m = 1.0
+g = 9.81
+[coordinates]
+y = "m"
+[initial_rates]
+y = 3.0
+[[bodies]]
+mass = "m"
+y = "y"
+[events.up]
+when = "y - 0.2"
+direction = "rising"
+[events.down]
+when = "y - 0.2"
+direction = "falling"
+action = "stop"
+[simulation]
+t_end = 1.0
+output_dt = 0.01
+)toml";
+  const test::Run r = test::run_text(text);
+  REQUIRE(r.rec.events.size() == 2);
+  CHECK(r.rec.events[0].kind == "up");
+  CHECK_FALSE(r.rec.events[0].terminal);
+  CHECK(r.rec.events[0].t == doctest::Approx(t1).epsilon(1e-8));
+  CHECK(r.rec.events[1].kind == "down");
+  CHECK(r.rec.events[1].terminal);
+  CHECK(r.rec.events[1].t == doctest::Approx(t2).epsilon(1e-8));
+  CHECK(r.result.termination == "down");
+  // "both" (the default) counts the two crossings; "record" (the default) goes on to t_end.
+  const test::Run both = test::run_text(text, {"events.down.direction=both", "events.down.action=record"});
+  std::vector<double> down;
+  for (const auto& e : both.rec.events)
+    if (e.kind == "down") down.push_back(e.t);
+  REQUIRE(down.size() == 2);
+  CHECK(down[0] == doctest::Approx(t1).epsilon(1e-8));
+  CHECK(down[1] == doctest::Approx(t2).epsilon(1e-8));
+  CHECK(both.result.termination == "t_end");
 }
 
 }  // namespace rollsim
