@@ -7,7 +7,11 @@
 
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/system.hpp"
+#include "rollsim/io/hdf5.hpp"
+#include "rollsim/io/result_file.hpp"
 #include "rollsim/scenario/scenario.hpp"
+#include "rollsim/solve/observer.hpp"
 
 namespace rollsim {
 
@@ -48,6 +52,75 @@ TEST_CASE("result columns: every shipped scenario's system has one column per na
     CHECK_MESSAGE(refused.empty(), refused);
   }
   CHECK(n >= 20);
+}
+
+namespace {
+
+/// A summarizer whose items are given.
+class FixedSummarizer final : public Summarizer {
+ public:
+  explicit FixedSummarizer(std::vector<std::string> keys) : keys_(std::move(keys)) {}
+  void on_point(double, const double*, const double*, int) override {}
+  std::vector<SummaryItem> items() const override {
+    std::vector<SummaryItem> v;
+    for (const auto& k : keys_) v.push_back({k, 1.0, "", "", "item " + k, false});
+    return v;
+  }
+
+ private:
+  std::vector<std::string> keys_;
+};
+
+/// One state, no outputs, and a summary of the given items.
+class SummarySystem final : public HybridSystem {
+ public:
+  explicit SummarySystem(std::vector<std::string> keys) : keys_(std::move(keys)) {}
+  std::string model_name() const override { return "summary_test"; }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return outputs_; }
+  void initial_state(double* x0) const override { x0[0] = 0; }
+  /// At rest: the check reads only the declarations.
+  void rhs(double, const double*, int, double* xdot) const { xdot[0] = 0; }
+  void compute_outputs(double, const double*, int, double*) const override {}
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<FixedSummarizer>(keys_); }
+
+ private:
+  std::vector<std::string> keys_;
+  Signals states_{{"q", "m", "a coordinate"}}, outputs_;
+};
+
+}  // namespace
+
+TEST_CASE("result columns: two summary items of one name are refused before the run, naming both") {
+  const Scenario sc = load_scenario_text("model = \"double_pendulum\"\n", "summary.toml");
+  CHECK_NOTHROW(check_unique_columns(SummarySystem({"energy_initial", "energy_drift_abs"}), sc));
+  CHECK_THROWS_WITH_AS(check_unique_columns(SummarySystem({"energy_initial", "energy_initial"}), sc),
+                       doctest::Contains("summary.toml:1:9: the result file would have two summary items named "
+                                         "'energy_initial': the summary item energy_initial and the summary item "
+                                         "energy_initial"),
+                       InputError);
+  // An item may not take the name of one of /summary's own attributes either (it would overwrite it).
+  CHECK_THROWS_WITH_AS(check_unique_columns(SummarySystem({"t_final"}), sc),
+                       doctest::Contains("two summary items named 't_final': the summary's own t_final and the "
+                                         "summary item t_final"),
+                       InputError);
+  // A summary item may share a name with a column: they live in different groups.
+  CHECK_NOTHROW(check_unique_columns(SummarySystem({"q"}), sc));
+}
+
+TEST_CASE("result columns: the summary writer refuses an item that would overwrite another") {
+  // Items a summarizer adds only at the end of a run (or the loop's own) are not known before it: the writer checks.
+  const std::string path = (std::filesystem::temp_directory_path() / "rollsim_summary_duplicates.h5").string();
+  h5::Handle f = h5::create_file(path);
+  RunResult res;
+  res.summary = {{"n_impact", 1, "", "", "impacts", true}, {"audit", 0, "passed", "", "audit", false}};
+  CHECK_NOTHROW(write_summary(f.get(), res));
+  res.summary.push_back({"n_impact", 2, "", "", "impacts again", true});
+  CHECK_THROWS_WITH_AS(write_summary(f.get(), res), doctest::Contains("two items named 'n_impact'"), IoError);
+  res.summary.back().key = "n_events";
+  CHECK_THROWS_WITH_AS(write_summary(f.get(), res), doctest::Contains("two items named 'n_events'"), IoError);
+  f.reset();
+  std::filesystem::remove(path);
 }
 
 }  // namespace rollsim

@@ -131,7 +131,10 @@ void write_roles(hid_t group, const std::vector<std::pair<Signal, bool>>& column
   std::string ledger;
   for (const auto& [s, state] : columns) {
     write_role(group, s.name, s, state);
-    if (s.ledger != 0) ledger += (ledger.empty() ? "" : " ") + std::string(s.ledger > 0 ? "+" : "-") + s.name;
+    if (s.ledger == 0) continue;
+    if (!ledger.empty()) ledger += ' ';
+    ledger += s.ledger > 0 ? '+' : '-';
+    ledger += s.name;
   }
   if (!ledger.empty()) h5::write_attr(group, "energy_ledger", ledger);
 }
