@@ -107,9 +107,10 @@ def contact_section(run: Run, name: str) -> Section:
                                     led.balance_output_mismatch <= tol))
         rt = r.solver.get("rtol")
         tr = r.trajectory
-        stored = (float(np.max(np.asarray(tr["kinetic_energy"], float) + np.abs(np.asarray(tr["potential_energy"],
-                                                                                             float))))
-                  if "kinetic_energy" in tr and "potential_energy" in tr else led.scale)
+        kinetic, potential = tr.with_role("energy.kinetic"), tr.with_role("energy.potential")
+        stored = (float(np.max(sum(np.asarray(tr[n], float) for n in kinetic)
+                               + sum(np.abs(np.asarray(tr[n], float)) for n in potential)))
+                  if kinetic and potential else led.scale)
         if isinstance(rt, (int, float)):
             lim = ENERGY_DRIFT_FACTOR * float(rt) * stored
             sec.checks.append(Check("drift of the energy balance", f"max |h + losses − initial| ≤ "
