@@ -1,26 +1,24 @@
+// The linear analysis's modal part: the root classification and order, the eigen-decomposition, the modal table
+// and its text, the poles. The zeros and the gain (linear_zeros.cpp), the frequency response
+// (linear_frequency.cpp) and the IFToMM helpers (linear_iftomm.cpp) are in files of their own, so that the
+// solvers' templates compile in parallel.
 #include "rollsim/analysis/linear.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <numeric>
 #include <sstream>
 
 #include <Eigen/Dense>
 #include <Eigen/Eigenvalues>
 
+#include "linear_internal.hpp"
+
 namespace rollsim::linear {
 
+using namespace internal;
+
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kTwoPi = 2.0 * kPi;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEps = std::numeric_limits<double>::epsilon();
-
-using cd = std::complex<double>;
 
 /// abs + rel |lambda|: the size below which imag and real parts count as zero.
 double threshold(cd lambda, const Tolerances& tol) { return tol.abs + tol.rel * std::abs(lambda); }
@@ -210,216 +208,6 @@ std::vector<std::complex<double>> poles(const StateSpace& sys, const Tolerances&
   sys.check();
   const Eigen::VectorXcd v = eigen_analysis(sys.A, tol).values;
   return std::vector<cd>(v.data(), v.data() + v.size());
-}
-
-ZerosResult transmission_zeros(const StateSpace& sys) {
-  sys.check();
-  if (sys.inputs() != sys.outputs())
-    throw std::invalid_argument("rollsim::linear::transmission_zeros: the system is not square (inputs != outputs)");
-  if (sys.inputs() == 0) throw std::invalid_argument("rollsim::linear::transmission_zeros: the system has no inputs");
-
-  Eigen::MatrixXd A = sys.A, B = sys.B, C = sys.C, D = sys.D;
-  const Eigen::Index n0 = A.rows(), m0 = B.cols();
-  Eigen::MatrixXd S(n0 + m0, n0 + m0);
-  S << A, B, C, D;
-  const double tol = 1e3 * kEps * std::max(S.norm(), std::numeric_limits<double>::min());
-
-  ZerosResult res;
-  for (;;) {
-    const Eigen::Index n = A.rows(), k = D.rows();
-    // Rank of D.
-    Eigen::JacobiSVD<Eigen::MatrixXd> svd(D, Eigen::ComputeFullU | Eigen::ComputeFullV);
-    const Eigen::VectorXd sv = svd.singularValues();
-    Eigen::Index rho = 0;
-    while (rho < sv.size() && sv(rho) > tol) ++rho;
-
-    if (rho == k) {
-      // D invertible: n finite eigenvalues and k (semisimple) infinite ones.
-      if (n == 0) return res;
-      Eigen::MatrixXd M(n + k, n + k), N = Eigen::MatrixXd::Zero(n + k, n + k);
-      M << A, B, C, D;
-      N.topLeftCorner(n, n).setIdentity();
-      Eigen::GeneralizedEigenSolver<Eigen::MatrixXd> ges(M, N, false);
-      if (ges.info() != Eigen::Success)
-        throw std::runtime_error("rollsim::linear::transmission_zeros: the QZ iteration did not converge");
-      const Eigen::VectorXcd alpha = ges.alphas();
-      const Eigen::VectorXd beta = ges.betas();
-      std::vector<Eigen::Index> idx(static_cast<std::size_t>(n + k));
-      std::iota(idx.begin(), idx.end(), Eigen::Index{0});
-      auto ratio = [&](Eigen::Index i) {
-        const double a = std::abs(alpha(i)), b = std::abs(beta(i));
-        return a == 0.0 ? kInf : b / a;
-      };
-      std::stable_sort(idx.begin(), idx.end(), [&](Eigen::Index a, Eigen::Index b) { return ratio(a) < ratio(b); });
-      std::vector<cd> z;
-      for (std::size_t j = static_cast<std::size_t>(k); j < idx.size(); ++j) {
-        const Eigen::Index i = idx[j];
-        z.push_back(alpha(i) / beta(i));
-      }
-      try {
-        res.zeros = sort_eigenvalues(z);
-      } catch (const std::invalid_argument&) {  // unpaired complex zeros: plain order instead
-        std::stable_sort(z.begin(), z.end(), [](cd a, cd b) {
-          return a.real() != b.real() ? a.real() > b.real() : a.imag() > b.imag();
-        });
-        res.zeros = z;
-      }
-      return res;
-    }
-    if (n == 0) {  // the pencil is the constant, singular D
-      res.degenerate = true;
-      return res;
-    }
-    if (rho > 0) {
-      // D = U diag(S1, 0) V^T: eliminate the invertible part S1 by a Schur complement.
-      const Eigen::MatrixXd Bt = B * svd.matrixV();
-      const Eigen::MatrixXd Ct = svd.matrixU().transpose() * C;
-      const Eigen::VectorXd s1inv = sv.head(rho).cwiseInverse();
-      A -= Bt.leftCols(rho) * s1inv.asDiagonal() * Ct.topRows(rho);
-      B = Bt.rightCols(k - rho);
-      C = Ct.bottomRows(k - rho);
-    }
-    const Eigen::Index q = k - rho;  // D is now the q x q zero matrix
-    // Compress B: Q^T B = [R; 0]. R singular means the pencil is singular for every s.
-    if (q > n) {
-      res.degenerate = true;
-      return res;
-    }
-    Eigen::HouseholderQR<Eigen::MatrixXd> qr(B);
-    const Eigen::MatrixXd R = qr.matrixQR().topRows(q).triangularView<Eigen::Upper>();
-    Eigen::JacobiSVD<Eigen::MatrixXd> rsvd(R);
-    if (rsvd.singularValues()(q - 1) <= tol) {
-      res.degenerate = true;
-      return res;
-    }
-    const Eigen::MatrixXd Q = qr.householderQ();
-    const Eigen::MatrixXd Ap = Q.transpose() * A * Q;
-    const Eigen::MatrixXd Cp = C * Q;
-    // det[A - sI, B; C, 0] = +-det(R) det[A22 - sI, A21; C2, C1]: the same problem, q states fewer.
-    const Eigen::Index nn = n - q;
-    A = Ap.bottomRightCorner(nn, nn);
-    B = Ap.bottomLeftCorner(nn, q);
-    D = Cp.leftCols(q);
-    C = Cp.rightCols(nn);
-  }
-}
-
-SteadyStateGain steady_state_gain(const StateSpace& sys) {
-  sys.check();
-  SteadyStateGain g;
-  const Eigen::Index n = sys.states();
-  if (n == 0) {
-    g.gain = sys.D;
-    g.a_rcond = kInf;
-    return g;
-  }
-  Eigen::PartialPivLU<Eigen::MatrixXd> lu(sys.A);
-  g.a_rcond = lu.rcond();
-  if (!(g.a_rcond >= static_cast<double>(n) * kEps)) {
-    g.a_singular = true;
-    g.gain = Eigen::MatrixXd::Constant(sys.outputs(), sys.inputs(), kNaN);
-    return g;
-  }
-  g.gain = sys.D - sys.C * lu.solve(sys.B);
-  return g;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-std::vector<double> log_grid(double f_min, double f_max, std::size_t n) {
-  if (!(f_min > 0.0) || !(f_max >= f_min) || !std::isfinite(f_max) || n < 1)
-    throw std::invalid_argument("rollsim::linear::log_grid: need 0 < f_min <= f_max < inf and n >= 1");
-  std::vector<double> f(n);
-  if (n == 1) {
-    f[0] = f_min;
-    return f;
-  }
-  const double a = std::log10(f_min), b = std::log10(f_max);
-  for (std::size_t k = 0; k < n; ++k)
-    f[k] = std::pow(10.0, a + (b - a) * static_cast<double>(k) / static_cast<double>(n - 1));
-  f.front() = f_min;
-  f.back() = f_max;
-  return f;
-}
-
-FrequencyResponse frequency_response(const StateSpace& sys, const std::vector<double>& frequency_hz) {
-  sys.check();
-  const Eigen::Index n = sys.states(), m = sys.inputs(), p = sys.outputs();
-  const std::size_t nf = frequency_hz.size();
-  FrequencyResponse fr;
-  fr.frequency_hz = frequency_hz;
-  fr.channels.resize(static_cast<std::size_t>(p * m));
-  for (Eigen::Index o = 0; o < p; ++o)
-    for (Eigen::Index i = 0; i < m; ++i) {
-      auto& ch = fr.channels[static_cast<std::size_t>(o * m + i)];
-      ch.output = static_cast<int>(o);
-      ch.input = static_cast<int>(i);
-      ch.h.resize(nf);
-      ch.magnitude_db.resize(nf);
-      ch.phase_deg.resize(nf);
-    }
-  const Eigen::MatrixXcd Ac = sys.A.cast<cd>(), Bc = sys.B.cast<cd>(), Cc = sys.C.cast<cd>(), Dc = sys.D.cast<cd>();
-  for (std::size_t k = 0; k < nf; ++k) {
-    const cd s(0.0, kTwoPi * frequency_hz[k]);
-    Eigen::MatrixXcd H = Dc;
-    if (n > 0) {
-      const Eigen::MatrixXcd Ms = s * Eigen::MatrixXcd::Identity(n, n) - Ac;
-      H += Cc * Ms.partialPivLu().solve(Bc);
-    }
-    for (Eigen::Index o = 0; o < p; ++o)
-      for (Eigen::Index i = 0; i < m; ++i) fr.channels[static_cast<std::size_t>(o * m + i)].h[k] = H(o, i);
-  }
-  for (auto& ch : fr.channels) {
-    double prev = kNaN;
-    for (std::size_t k = 0; k < nf; ++k) {
-      const cd h = ch.h[k];
-      ch.magnitude_db[k] = 20.0 * std::log10(std::abs(h));
-      double ph = std::atan2(h.imag(), h.real()) * (180.0 / kPi);
-      if (ph == -180.0) ph = 180.0;
-      if (std::isfinite(ph) && std::isfinite(prev)) ph -= 360.0 * std::round((ph - prev) / 360.0);
-      ch.phase_deg[k] = ph;
-      if (std::isfinite(ph)) prev = ph;  // NaN points are skipped by the unwrapping
-    }
-  }
-  return fr;
-}
-
-// ---------------------------------------------------------------------------------------------
-
-std::vector<std::complex<double>> iftomm_eigenvalues(double g, double r, double l) {
-  if (!(g > 0.0) || !(r > 0.0) || !(l > 0.0))
-    throw std::invalid_argument("rollsim::linear::iftomm_eigenvalues: need g, r, l > 0");
-  const double q = std::sqrt(2.0 * l * l + 9.0 * r * r);
-  // s^2 = -2 g (3 r + q) / l^2 < 0 and s^2 = -2 g (3 r - q) / l^2 = 4 g / (q + 3 r) > 0; the second
-  // form avoids the cancellation in q - 3 r.
-  const double w = std::sqrt(2.0 * g * (3.0 * r + q)) / l;
-  const double a = 2.0 * std::sqrt(g / (q + 3.0 * r));
-  return {cd(0.0, w), cd(0.0, -w), cd(a, 0.0), cd(-a, 0.0)};
-}
-
-std::vector<std::complex<double>> iftomm_benchmark_eigenvalues() {
-  return {cd(0.0, 6.791341869219082), cd(0.0, -6.791341869219082), cd(4.085624112006405, 0.0),
-          cd(-4.085624112006405, 0.0)};
-}
-
-double iftomm_error(const std::vector<std::complex<double>>& computed,
-                    const std::vector<std::complex<double>>& benchmark, const Tolerances& tol) {
-  if (computed.size() != benchmark.size()) return kInf;
-  const auto a = sort_eigenvalues(computed, tol), b = sort_eigenvalues(benchmark, tol);
-  double sum = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) sum += std::norm(a[i] - b[i]);
-  return std::sqrt(sum);
-}
-
-std::string iftomm_results_text(const std::vector<std::complex<double>>& eigenvalues, bool header) {
-  std::string out;
-  if (header) out += "# IFToMM wheel on tipping table: eigenvalues [rad/s], one per line: real imag\n";
-  for (const cd& e : eigenvalues) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.16e %.16e\n", e.real(), e.imag());
-    out += buf;
-  }
-  return out;
 }
 
 }  // namespace rollsim::linear
