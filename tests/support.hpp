@@ -36,7 +36,7 @@ class Recorder final : public Observer {
 };
 
 /// The smooth reference: the harmonic oscillator x' = v, v' = -x from (amplitude, 0), so x = amplitude cos t.
-class Oscillator final : public HybridSystem {
+class Oscillator final : public OdeSystem {
  public:
   explicit Oscillator(double amplitude = 1.0) : a_(amplitude) {}
   std::string model_name() const override { return "oscillator"; }

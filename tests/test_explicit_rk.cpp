@@ -249,7 +249,7 @@ TEST_CASE("explicit RK: a DAE is refused with a clear message") {
 namespace {
 
 /// x' = 1 until x = 1, then a right-hand side that is not a number: the integrator cannot go on.
-class Breaks final : public HybridSystem {
+class Breaks final : public OdeSystem {
  public:
   std::string model_name() const override { return "breaks"; }
   const Signals& states() const override { return s_; }

@@ -270,7 +270,7 @@ namespace {
 /// One state on a straight line, x' = 1 (x = t exactly, so CVODE's steps grow as large as it allows), with
 /// modes, witnesses, a ledger and a region check that each test sets as it needs. Records the handler calls;
 /// has no summarizer (make_summarizer() returns nullptr).
-class Line final : public HybridSystem {
+class Line final : public OdeSystem, public WitnessSystem {
  public:
   struct Spec {
     std::string name;
@@ -301,7 +301,7 @@ class Line final : public HybridSystem {
     for (size_t i = 0; i < ws.size(); ++i) g[i] = ws[i].g(x[0]);
   }
   RegionCheck region_check(double t, const double* x, int mode, const double* err) const override {
-    return region ? region(x[0], err) : HybridSystem::region_check(t, x, mode, err);
+    return region ? region(x[0], err) : WitnessSystem::region_check(t, x, mode, err);
   }
   bool energy_ledger(double, const double* x, int, EnergyLedger& e) const override { return ledger && ledger(x[0], e); }
   EventOutcome on_event(double, double*, int mode, const std::string& witness, int) const override {

@@ -12,7 +12,7 @@ namespace {
 using namespace rollsim;
 
 /// x' = -x in mode 0 (analytic Jacobian), x' = -2 x in mode 1 (none); x falls through 1/2 into mode 1.
-class Decay final : public HybridSystem {
+class Decay final : public OdeSystem, public WitnessSystem {
  public:
   mutable long jacobian_refusals = 0;
   std::string model_name() const override { return "decay"; }

@@ -202,23 +202,29 @@ TEST_CASE("speed: no heap allocation in a right-hand side or a witness, nor per 
     // Every mode the system has (the Filippov modes -1, 0, +1; the others only 0).
     for (int mode : sys->has_modes() ? std::vector<int>{-1, 0, 1} : std::vector<int>{0}) {
       CAPTURE(mode);
-      const std::size_t m = sys->witnesses(mode).size();
+      const auto* ev = facet<WitnessSystem>(*sys);
+      const std::size_t m = ev ? ev->witnesses(mode).size() : 0;
       REQUIRE(m <= g.size());
       // The right-hand side, or a DAE's residual (at x' = 0).
-      const bool dae = sys->formulation() == Formulation::Dae;
+      const auto* dae = facet<DaeSystem>(*sys);
+      const auto* ode = facet<OdeSystem>(*sys);
+      REQUIRE((dae || ode));
       std::vector<double> zero(n, 0.0);
       auto field = [&] {
-        if (dae) sys->residual(0.0, x.data(), zero.data(), mode, f.data());
-        else sys->rhs(0.0, x.data(), mode, f.data());
+        if (dae) dae->residual(0.0, x.data(), zero.data(), mode, f.data());
+        else ode->rhs(0.0, x.data(), mode, f.data());
+      };
+      auto witness = [&] {
+        if (!ev) return;
+        ev->witness_values(0.0, x.data(), mode, g.data());
+        ev->witness_rates(0.0, x.data(), f.data(), mode, gd.data());
       };
       field();  // first calls may size per-thread scratch once
-      sys->witness_values(0.0, x.data(), mode, g.data());
-      sys->witness_rates(0.0, x.data(), f.data(), mode, gd.data());
+      witness();
       const long count = allocations_in([&] {
         for (int k = 0; k < 100; ++k) {
           field();
-          sys->witness_values(0.0, x.data(), mode, g.data());
-          sys->witness_rates(0.0, x.data(), f.data(), mode, gd.data());
+          witness();
         }
       });
       CHECK(count == 0);

@@ -226,7 +226,7 @@ TEST_CASE("table contact: an impact keeps the angular momentum about the pivot a
                  << n.y(y0, "gap_rate_table"));
       REQUIRE(std::abs(n.y(y0, "gap_table")) <= 1e-15);
       REQUIRE(n.y(y0, "gap_rate_table") < -0.05);
-      const EventOutcome out = sys->on_event(0, x.data(), 0, "gap_table", -1);
+      const EventOutcome out = facet<WitnessSystem>(*sys)->on_event(0, x.data(), 0, "gap_table", -1);
       REQUIRE((out.kind == "impact" || out.kind == "capture"));
       sys->compute_outputs(0, x.data(), out.new_mode, y1.data());
       ++impacts;

@@ -89,7 +89,7 @@ TEST_CASE("user model: linearising the user table gives the IFToMM benchmark eig
   auto sys = build_system(sc);
   std::vector<double> x0(sys->size()), J(sys->size() * sys->size());
   sys->initial_state(x0.data());
-  REQUIRE(sys->jacobian(0.0, x0.data(), 0, J.data()));
+  REQUIRE(facet<OdeSystem>(*sys)->jacobian(0.0, x0.data(), 0, J.data()));
   const Eigen::Map<Eigen::MatrixXd> A(J.data(), 4, 4);
   const auto eig = linear::eigen_analysis(A);
   std::vector<std::complex<double>> roots(eig.values.data(), eig.values.data() + eig.values.size());

@@ -80,8 +80,8 @@ TEST_CASE("user model: [[bodies]] and kinetic/potential give the same right-hand
   for (int k = 0; k < 200; ++k) {
     const double x[4] = {std::sin(1.7 * k) * 3.1, std::cos(2.3 * k) * 3.1, 10 * std::sin(0.9 * k + 1), 10 * std::cos(1.3 * k)};
     double fa[4], fb[4];
-    a->rhs(0.0, x, 0, fa);
-    b->rhs(0.0, x, 0, fb);
+    facet<OdeSystem>(*a)->rhs(0.0, x, 0, fa);
+    facet<OdeSystem>(*b)->rhs(0.0, x, 0, fb);
     const double scale = 1.0 + x[2] * x[2] + x[3] * x[3] + std::abs(fa[2]) + std::abs(fa[3]);
     for (int i = 0; i < 4; ++i) worst = std::max(worst, std::abs(fa[i] - fb[i]) / scale);
   }

@@ -375,7 +375,7 @@ namespace {
 /// x'' + x = sin t from rest with the work W' = sin(t) x' + leak: E = (x^2 + x'^2)/2 - W, zero at the start. With
 /// leak = 0 the ledger balances; a leak creates energy. `dissipating`: a ledger whose D (no state of its own)
 /// falls from zero while E + D balances.
-class ForcedFromRest final : public HybridSystem {
+class ForcedFromRest final : public OdeSystem {
  public:
   double leak = 0;
   bool dissipating = false;

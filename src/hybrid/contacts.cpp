@@ -596,7 +596,7 @@ bool ContactEngine::settle_rates(double t, double* x, int mode, int lifted) cons
 
 EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::string& witness, int dir) const {
   for (const auto& u : user_witnesses_)
-    if (u.name == witness) return HybridSystem::on_event(t, x, mode, witness, dir);
+    if (u.name == witness) return WitnessSystem::on_event(t, x, mode, witness, dir);
   EventOutcome out;
   // Which contact, and which of its witnesses.
   std::size_t fired = contacts_.size();
@@ -609,7 +609,7 @@ EventOutcome ContactEngine::on_event(double t, double* x, int mode, const std::s
         touchdown = prefix == kWitnessPrefixes[0];
       }
   }
-  if (fired == contacts_.size()) return HybridSystem::on_event(t, x, mode, witness, dir);
+  if (fired == contacts_.size()) return WitnessSystem::on_event(t, x, mode, witness, dir);
   const int left = contact_mode(mode, fired);
   if (touchdown) {
     {

@@ -196,12 +196,12 @@ RegionCheck FilippovSystem::region_check(double t, const double* x, int mode, co
   // tolerances and the words are worked out only for a state on the wrong side.
   if (mode == kPlus || mode == kMinus) {
     if (!(-mode * switching(t, x) > 0)) return {};
-    return HybridSystem::region_check(t, x, mode, err);
+    return WitnessSystem::region_check(t, x, mode, err);
   }
   double sp, sm;
   sigmas(t, x, sp, sm);
   RegionCheck c;
-  if (sp > 0 || sm < 0) c = HybridSystem::region_check(t, x, mode, err);
+  if (sp > 0 || sm < 0) c = WitnessSystem::region_check(t, x, mode, err);
   const double h = std::abs(switching(t, x));
   if (h > 0) {
     const size_t n = size();

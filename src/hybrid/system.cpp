@@ -4,13 +4,14 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "rollsim/hybrid/integrator.hpp"
 
 namespace rollsim {
 
-std::unique_ptr<Integrator> HybridSystem::make_exact_integrator(const SolverOptions&) const { return nullptr; }
+Formulation HybridSystem::formulation() const {
+  return facet<DaeSystem>(*this) ? Formulation::Dae : Formulation::Ode;
+}
 
-EventOutcome HybridSystem::on_event(double, double*, int mode, const std::string& witness, int) const {
+EventOutcome WitnessSystem::on_event(double, double*, int mode, const std::string& witness, int) const {
   EventOutcome o;
   o.kind = witness;
   o.new_mode = mode;
@@ -23,7 +24,7 @@ std::size_t witness_index(const std::vector<Witness>& witnesses, std::string_vie
   throw std::logic_error("no witness named " + std::string(name));
 }
 
-void HybridSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
+void WitnessSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
   const std::size_t n = size(), m = witness_count(mode);
   if (m == 0) return;
   // Per-thread scratch: no allocation once sized.
@@ -54,7 +55,7 @@ double flow_step(const double* x, const double* f, std::size_t n, double relativ
   return relative * xs / fs;
 }
 
-double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,
+double witness_error_bound(const WitnessSystem& sys, double t, const double* x, int mode, std::size_t index,
                            const double* err) {
   const std::size_t n = sys.size(), m = sys.witnesses(mode).size();
   std::vector<double> xp(x, x + n), g0(m), g1(m);
@@ -70,7 +71,7 @@ double witness_error_bound(const HybridSystem& sys, double t, const double* x, i
   return bound;
 }
 
-RegionCheck HybridSystem::region_check(double t, const double* x, int mode, const double* err) const {
+RegionCheck WitnessSystem::region_check(double t, const double* x, int mode, const double* err) const {
   const auto ws = witnesses(mode);
   RegionCheck worst;
   if (ws.empty()) return worst;

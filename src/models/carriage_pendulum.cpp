@@ -144,7 +144,7 @@ const Witness& slack_witness(bool stop) {
   return w[stop ? 1 : 0];
 }
 
-class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel> {
+class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel>, public WitnessSystem {
  public:
   CarriageSystem(const Params& p, const double* minimal0, const DaeOptions& o, bool stop)
       : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), stop_(stop) {
@@ -183,7 +183,7 @@ class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel> {
 };
 
 /// The minimal form on CVODE; linearisable, with the force F as its input.
-class MinimalSystem final : public HybridSystem, public Linearizable {
+class MinimalSystem final : public OdeSystem, public WitnessSystem, public Linearizable {
  public:
   MinimalSystem(const Params& p, const double* x0, bool stop) : p_(p), stop_(stop) {
     std::copy(x0, x0 + kMinimalStates, x0_);
@@ -227,9 +227,6 @@ class MinimalSystem final : public HybridSystem, public Linearizable {
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"x"}; }
-  std::unique_ptr<HybridSystem> starting_at(const double* x0) const override {
-    return std::make_unique<MinimalSystem>(p_, x0, stop_);
-  }
 
  private:
   /// The outputs' shared values at the minimal state x with force F.

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/models/model_kit.hpp"
 
 namespace rollsim::double_pendulum {
 
@@ -63,19 +63,39 @@ OutputContext<S> context(const Params& p, const S* x) {
   return c;
 }
 
-class PendulumSystem final : public HybridSystem, public Linearizable {
- public:
-  PendulumSystem(const Params& p, const double* x0) : p_(p) {
-    std::copy(x0, x0 + 4, x0_);
-    x0_[4] = 0;
+/// The physics, from which the model kit derives the system, the schema and the entry (models/model_kit.hpp).
+struct Pendulum {
+  static constexpr const char* name = "double_pendulum";
+  static constexpr const char* description =
+      "damped double pendulum: two point masses on massless links, viscous joint damping";
+  using Params = double_pendulum::Params;
+  using Initial = InitialState;
+  static constexpr int kStates = double_pendulum::kStates, kDegreesOfFreedom = 2;
+  static constexpr auto parameters = &double_pendulum::parameters;
+  static constexpr auto initial_values = &double_pendulum::initial_values;
+  static constexpr auto states = &state_signals;
+  static constexpr auto outputs = &double_pendulum::outputs;
+  /// The linearisation's input: a torque at the pivot, 0 in a run.
+  static const Signals& inputs() {
+    static const Signals s{{"pivot_torque", "N m", "torque on the first link at the pivot (0 in a run)"}};
+    return s;
   }
-  std::string model_name() const override { return "double_pendulum"; }
-  const Signals& states() const override { return state_signals(); }
-  const Signals& outputs() const override { return double_pendulum::outputs().signals(); }
-  void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
-  void rhs(double, const double* x, int, double* xdot) const override { double_pendulum::rhs(p_, x, 0.0, xdot); }
-  bool energy_ledger(double, const double* x, int, EnergyLedger& e) const override {
-    const auto c = context(p_, x);
+  static std::vector<double> input_values(const Params&) { return {0.0}; }
+  template <class S>
+  static OutputContext<S> context(const Params& p, const S* x, const S*) {
+    return double_pendulum::context(p, x);
+  }
+  template <class S>
+  static void rhs(const Params& p, const S* x, const S* u, S* xdot) {
+    double_pendulum::rhs(p, x, u[0], xdot);
+  }
+  /// The dissipated energy starts at 0.
+  static void start(const Params&, const Initial& x0, double* x) {
+    std::copy(x0.begin(), x0.end(), x);
+    x[4] = 0;
+  }
+  static bool energy_ledger(const Params& p, const double* x, EnergyLedger& e) {
+    const auto c = double_pendulum::context(p, x);
     e.energy = c.kinetic + c.potential;
     e.dissipated = x[4];
     e.dissipated_state = 4;
@@ -83,39 +103,8 @@ class PendulumSystem final : public HybridSystem, public Linearizable {
     e.scale = std::abs(c.kinetic) + std::abs(c.potential) + std::abs(e.dissipated);
     return true;
   }
-  void compute_outputs(double, const double* x, int, double* y) const override {
-    double_pendulum::outputs().compute(context(p_, x), y);
-  }
-
-  // Linearizable: the same templated equations with AD scalars; the input is a torque at the pivot.
-  const Signals& inputs() const override {
-    static const Signals s{{"pivot_torque", "N m", "torque on the first link at the pivot (0 in a run)"}};
-    return s;
-  }
-  std::vector<double> input_values() const override { return {0.0}; }
-  void rhs_ad(const AD* x, const AD* u, AD* xdot) const override { double_pendulum::rhs(p_, x, u[0], xdot); }
-  void signals_ad(const AD* x, const AD*, AD* y) const override {
-    for (int i = 0; i < kStates; ++i) y[i] = x[i];
-    double_pendulum::outputs().compute(context(p_, x), y + kStates);
-  }
-  int degrees_of_freedom() const override { return 2; }
-  std::vector<std::string> default_linear_outputs() const override { return {"theta1"}; }
-  std::unique_ptr<HybridSystem> starting_at(const double* x0) const override {
-    return std::make_unique<PendulumSystem>(p_, x0);
-  }
-
- private:
-  Params p_;
-  double x0_[kStates];
+  static std::vector<std::string> default_linear_outputs() { return {"theta1"}; }
 };
-
-std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
-  std::vector<KeySpec> v = parameters().keys();
-  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
-  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
-  for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
-  return v;
-}
 
 }  // namespace
 
@@ -150,19 +139,9 @@ const Parameters<InitialState>& initial_values() {
 }
 
 std::unique_ptr<HybridSystem> make_system(const Params& p, const double* x0) {
-  return std::make_unique<PendulumSystem>(p, x0);
+  return kit::SmoothModel<Pendulum>::make_system(p, {x0[0], x0[1], x0[2], x0[3]});
 }
 
-ModelEntry model_entry() {
-  ModelEntry e;
-  e.name = "double_pendulum";
-  e.description = "damped double pendulum: two point masses on massless links, viscous joint damping";
-  e.schema = schema;
-  e.make_system = [](const Scenario& sc) {
-    const InitialState x0 = initial_values().read(sc);
-    return make_system(parameters().read(sc), x0.data());
-  };
-  return e;
-}
+ModelEntry model_entry() { return kit::SmoothModel<Pendulum>::entry(); }
 
 }  // namespace rollsim::double_pendulum

@@ -7,6 +7,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/models/model_kit.hpp"
 
 namespace rollsim::relay_feedback {
 
@@ -123,13 +124,6 @@ const Parameters<InitialValues>& initial_values() {
 
 namespace {
 
-std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
-  std::vector<KeySpec> v = parameters().keys();
-  for (auto& k : initial_values().keys()) v.push_back(std::move(k));
-  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
-  return v;
-}
-
 std::string list_text(const std::vector<double>& v) {
   std::ostringstream os;
   os.precision(17);
@@ -167,12 +161,9 @@ std::unique_ptr<HybridSystem> make_system(const Params& p, const std::vector<dou
 }
 
 ModelEntry model_entry() {
-  ModelEntry e;
-  e.name = "relay_feedback";
-  e.description = "relay feedback system x' = A x + B u, u = -sgn(C x) (Filippov system with sliding)";
-  e.schema = schema;
-  e.make_system = system_from;
-  return e;
+  return kit::model_entry("relay_feedback",
+                          "relay feedback system x' = A x + B u, u = -sgn(C x) (Filippov system with sliding)",
+                          &parameters, &initial_values, system_from);
 }
 
 }  // namespace rollsim::relay_feedback

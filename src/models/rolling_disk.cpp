@@ -197,7 +197,7 @@ class DiskSummarizer final : public Summarizer {
   int final_mode_ = 0;
 };
 
-class DiskSystem final : public FilippovSystem {
+class DiskSystem final : public FilippovSystem, public ExactSystem {
  public:
   DiskSystem(const Params& p, const double* q0)
       : p_(p), s_(scales(p)), states_(disk_states(p.physical)), outputs_(shared_outputs(p.physical)) {

@@ -76,7 +76,7 @@ class DaeSummarizer final : public Summarizer {
   double max_n_ = 0, max_r_ = 0;
 };
 
-class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel> {
+class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel>, public WitnessSystem {
  public:
   TableDaeSystem(const Params& p, const double* x0, const EventActions& a, const DaeOptions& o)
       : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), a_(a) {

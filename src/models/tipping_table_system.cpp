@@ -297,7 +297,7 @@ class TableSummarizer final : public Summarizer {
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
 };
 
-class TableSystem final : public HybridSystem, public Linearizable {
+class TableSystem final : public OdeSystem, public WitnessSystem, public Linearizable {
  public:
   TableSystem(const Params& p, const double* x0, const EventActions& a) : p_(p), a_(a) {
     std::copy(x0, x0 + kStates, x0_);
@@ -359,9 +359,6 @@ class TableSystem final : public HybridSystem, public Linearizable {
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"theta2"}; }
-  std::unique_ptr<HybridSystem> starting_at(const double* x0) const override {
-    return std::make_unique<TableSystem>(p_, x0, a_);
-  }
 
   /// (1.7) holds for the benchmark's relations: equal masses, a uniform disk wheel, a thin plate table.
   std::vector<std::complex<double>> reference_eigenvalues(std::string& label) const override {

@@ -1,6 +1,4 @@
 /// CVODE behind the Integrator interface: Adams (fixed-point iteration) or BDF (Newton, dense).
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include <cvode/cvode.h>
@@ -26,37 +24,17 @@ constexpr sundials::FlagHint kCvodeHints[] = {
     {CV_RTFUNC_FAIL, sundials::hint::model_not_evaluable},
 };
 
-const sundials::SolverApi kCvodeApi{
-    .solver = "CVODE",
-    .step_name = "CVode",
-    .free = &CVodeFree,
-    .return_flag_name = &CVodeGetReturnFlagName,
-    .set_user_data = {&CVodeSetUserData, "CVodeSetUserData"},
-    .set_err_handler_fn = {&CVodeSetErrHandlerFn, "CVodeSetErrHandlerFn"},
-    .sv_tolerances = {&CVodeSVtolerances, "CVodeSVtolerances"},
-    .set_max_step = {&CVodeSetMaxStep, "CVodeSetMaxStep"},
-    .set_stop_time = {&CVodeSetStopTime, "CVodeSetStopTime"},
-    .set_root_direction = {&CVodeSetRootDirection, "CVodeSetRootDirection"},
-    .get_root_info = {&CVodeGetRootInfo, "CVodeGetRootInfo"},
-    .get_dky = {&CVodeGetDky, "CVodeGetDky"},
-    .get_last_step = &CVodeGetLastStep,
-    .get_current_step = &CVodeGetCurrentStep,
-    .get_current_time = &CVodeGetCurrentTime,
-    .root_return = CV_ROOT_RETURN,
-    .tstop_return = CV_TSTOP_RETURN,
-    .hints = kCvodeHints,
-};
+const sundials::SolverApi kCvodeApi =
+    ROLLSIM_SUNDIALS_API(CVode, "CVODE", CVode, CV_ROOT_RETURN, CV_TSTOP_RETURN, -1, kCvodeHints);
 
 class CvodeIntegrator final : public sundials::SundialsIntegrator {
  public:
   CvodeIntegrator(const HybridSystem& sys, const SolverOptions& opt)
       : SundialsIntegrator(sys, opt, kCvodeApi, "cvode-" + opt.method) {
     const int lmm = opt.method == "bdf" ? CV_BDF : CV_ADAMS;
-    mem_.reset(CVodeCreate(lmm, ctx_.get()));
-    sundials::check_ptr(mem_.get(), "CVodeCreate");
+    created(CVodeCreate(lmm, ctx_.get()), "CVodeCreate");
     call(CVodeInit(mem_.get(), &SundialsIntegrator::ode_rhs, 0.0, y_.get()), "CVodeInit");
     configure();
-    call(CVodeSetMaxNumSteps(mem_.get(), -1), "CVodeSetMaxNumSteps");  // the loop counts steps itself
     if (lmm == CV_BDF) {
       dense_ = sundials::make_dense_linear_solver(y_.get(), n_, ctx_.get());
       call(CVodeSetLinearSolver(mem_.get(), dense_.LS.get(), dense_.A.get()), "CVodeSetLinearSolver");
@@ -81,7 +59,7 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
     const size_t n = sys.size();
     std::vector<double> probe(n * n), x0(n);
     sys.initial_state(x0.data());
-    return sys.jacobian(0.0, x0.data(), sys.initial_mode(x0.data()), probe.data());
+    return facet<OdeSystem>(sys)->jacobian(0.0, x0.data(), sys.initial_mode(x0.data()), probe.data());
   }
 
   bool rebind_solver(const HybridSystem& sys) override {
@@ -111,22 +89,15 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
   }
 
   static int jac_cb(double t, N_Vector y, N_Vector, SUNMatrix J, void* ud, N_Vector, N_Vector, N_Vector) {
-    return guarded(ud, [&](const HybridSystem& sys, int mode) {
+    return guarded<OdeSystem>(ud, [&](const OdeSystem& sys, int mode) {
       // SUNDenseMatrix data is column-major, as the interface promises.
       const double* x = N_VGetArrayPointer(y);
       double* jd = SUNDenseMatrix_Data(J);
       if (sys.jacobian(t, x, mode, jd)) return;
       // The model gives no Jacobian in this mode (it did in the first one): forward differences of the rhs.
-      const size_t n = sys.size();
-      std::vector<double> xp(x, x + n), f0(n), f1(n);
-      sys.rhs(t, x, mode, f0.data());
-      for (size_t j = 0; j < n; ++j) {
-        const double dx = 1e-8 * std::max(1.0, std::abs(x[j]));
-        xp[j] = x[j] + dx;
-        sys.rhs(t, xp.data(), mode, f1.data());
-        xp[j] = x[j];
-        for (size_t i = 0; i < n; ++i) jd[i + n * j] = (f1[i] - f0[i]) / dx;
-      }
+      sundials::difference_jacobian(sys.size(), x, nullptr, 0.0, jd, [&](const double* xa, const double*, double* f) {
+        sys.rhs(t, xa, mode, f);
+      });
     });
   }
 

@@ -13,36 +13,16 @@ constexpr sundials::FlagHint kErkHints[] = {
     {ARK_ERR_FAILURE, "the problem may be stiff here: try solver.method = \"bdf\""},
 };
 
-const sundials::SolverApi kErkApi{
-    .solver = "ARKODE",
-    .step_name = "ERKStepEvolve",
-    .free = &ERKStepFree,
-    .return_flag_name = &ERKStepGetReturnFlagName,
-    .set_user_data = {&ERKStepSetUserData, "ERKStepSetUserData"},
-    .set_err_handler_fn = {&ERKStepSetErrHandlerFn, "ERKStepSetErrHandlerFn"},
-    .sv_tolerances = {&ERKStepSVtolerances, "ERKStepSVtolerances"},
-    .set_max_step = {&ERKStepSetMaxStep, "ERKStepSetMaxStep"},
-    .set_stop_time = {&ERKStepSetStopTime, "ERKStepSetStopTime"},
-    .set_root_direction = {&ERKStepSetRootDirection, "ERKStepSetRootDirection"},
-    .get_root_info = {&ERKStepGetRootInfo, "ERKStepGetRootInfo"},
-    .get_dky = {&ERKStepGetDky, "ERKStepGetDky"},
-    .get_last_step = &ERKStepGetLastStep,
-    .get_current_step = &ERKStepGetCurrentStep,
-    .get_current_time = &ERKStepGetCurrentTime,
-    .root_return = ARK_ROOT_RETURN,
-    .tstop_return = ARK_TSTOP_RETURN,
-    .hints = kErkHints,
-};
+const sundials::SolverApi kErkApi = ROLLSIM_SUNDIALS_API(ERKStep, "ARKODE", ERKStepEvolve, ARK_ROOT_RETURN,
+                                                         ARK_TSTOP_RETURN, -1, kErkHints);
 
 class ErkIntegrator final : public sundials::SundialsIntegrator {
  public:
   ErkIntegrator(const HybridSystem& sys, const SolverOptions& opt)
       : SundialsIntegrator(sys, opt, kErkApi, "arkode-erk8") {
-    mem_.reset(ERKStepCreate(&SundialsIntegrator::ode_rhs, 0.0, y_.get(), ctx_.get()));
-    sundials::check_ptr(mem_.get(), "ERKStepCreate");
+    created(ERKStepCreate(&SundialsIntegrator::ode_rhs, 0.0, y_.get(), ctx_.get()), "ERKStepCreate");
     configure();
     call(ERKStepSetTableNum(mem_.get(), ARKODE_FEHLBERG_13_7_8), "ERKStepSetTableNum");
-    call(ERKStepSetMaxNumSteps(mem_.get(), -1), "ERKStepSetMaxNumSteps");  // the loop counts steps itself
   }
 
  private:

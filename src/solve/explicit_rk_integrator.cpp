@@ -229,7 +229,13 @@ template <class State, class Method>
 class ExplicitRkIntegrator final : public Integrator {
  public:
   ExplicitRkIntegrator(const HybridSystem& sys, const SolverOptions& opt)
-      : sys_(&sys), system_type_(&typeid(sys)), opt_(opt), n_(sys.size()), method_(n_, &weights_) {
+      : sys_(&sys),
+        ode_(facet<OdeSystem>(sys)),
+        witness_sys_(facet<WitnessSystem>(sys)),
+        system_type_(&typeid(sys)),
+        opt_(opt),
+        n_(sys.size()),
+        method_(n_, &weights_) {
     for (State* v : {&x_, &x_old_, &dxdt_old_, &x_new_, &dxdt_new_, &scratch_, &scratch2_}) *v = make_state<State>(n_);
     set_weights();
   }
@@ -244,7 +250,7 @@ class ExplicitRkIntegrator final : public Integrator {
     t_ = t_old_ = t_new_ = t;
     evaluate_rhs(t, x_new_, dxdt_new_);
     dxdt_old_ = dxdt_new_;
-    const auto ws = sys_->witnesses(mode);
+    const auto ws = witness_sys_ ? witness_sys_->witnesses(mode) : std::vector<Witness>{};
     nw_ = ws.size();
     directions_.resize(nw_);
     for (std::size_t i = 0; i < nw_; ++i) directions_[i] = ws[i].direction;
@@ -336,7 +342,7 @@ class ExplicitRkIntegrator final : public Integrator {
       std::copy(dxdt_old_.begin(), dxdt_old_.end(), xdot);
     } else {
       state_at(t, scratch2_.data());
-      sys_->rhs(t, scratch2_.data(), mode_, xdot);
+      ode_->rhs(t, scratch2_.data(), mode_, xdot);
       ++n_rhs_;
     }
   }
@@ -366,6 +372,8 @@ class ExplicitRkIntegrator final : public Integrator {
     // The bound system may be gone by now (a finished sweep point): only its class is compared.
     if (typeid(sys) != *system_type_ || sys.size() != n_ || opt.method != opt_.method) return false;
     sys_ = &sys;
+    ode_ = facet<OdeSystem>(sys);
+    witness_sys_ = facet<WitnessSystem>(sys);
     opt_ = opt;
     set_weights();
     n_steps_ = n_rhs_ = n_root_evals_ = n_err_fails_ = restarts_ = 0;
@@ -379,7 +387,7 @@ class ExplicitRkIntegrator final : public Integrator {
   struct Rhs {
     ExplicitRkIntegrator* self;
     void operator()(const State& x, State& dxdt, double t) const {
-      self->sys_->rhs(t, x.data(), self->mode_, dxdt.data());
+      self->ode_->rhs(t, x.data(), self->mode_, dxdt.data());
       ++self->n_rhs_;
     }
   };
@@ -391,12 +399,12 @@ class ExplicitRkIntegrator final : public Integrator {
   }
 
   void evaluate_rhs(double t, const State& x, State& dxdt) {
-    sys_->rhs(t, x.data(), mode_, dxdt.data());
+    ode_->rhs(t, x.data(), mode_, dxdt.data());
     ++n_rhs_;
   }
 
   void witnesses(double t, const double* x, std::vector<double>& g) const {
-    sys_->witness_values(t, x, mode_, g.data());
+    witness_sys_->witness_values(t, x, mode_, g.data());
     ++n_root_evals_;
   }
 
@@ -476,6 +484,8 @@ class ExplicitRkIntegrator final : public Integrator {
   }
 
   const HybridSystem* sys_;
+  const OdeSystem* ode_;              ///< the facet integrated (make_integrator checked that it has one)
+  const WitnessSystem* witness_sys_;  ///< nullptr for a system without witnesses
   const std::type_info* system_type_;
   SolverOptions opt_;
   std::size_t n_;

@@ -10,8 +10,6 @@
 /// collapsed the step size after lift-off (85 000 error-test failures instead of 0, and a less
 /// accurate run), while with suppression the forces agree with the ODE formulation to 2e-7 N.
 
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
 #include <ida/ida.h>
@@ -40,26 +38,9 @@ constexpr sundials::FlagHint kIdaHints[] = {
     {IDA_LINESEARCH_FAIL, kNoConsistentIc},
 };
 
-const sundials::SolverApi kIdaApi{
-    .solver = "IDA",
-    .step_name = "IDASolve",
-    .free = &IDAFree,
-    .return_flag_name = &IDAGetReturnFlagName,
-    .set_user_data = {&IDASetUserData, "IDASetUserData"},
-    .set_err_handler_fn = {&IDASetErrHandlerFn, "IDASetErrHandlerFn"},
-    .sv_tolerances = {&IDASVtolerances, "IDASVtolerances"},
-    .set_max_step = {&IDASetMaxStep, "IDASetMaxStep"},
-    .set_stop_time = {&IDASetStopTime, "IDASetStopTime"},
-    .set_root_direction = {&IDASetRootDirection, "IDASetRootDirection"},
-    .get_root_info = {&IDAGetRootInfo, "IDAGetRootInfo"},
-    .get_dky = {&IDAGetDky, "IDAGetDky"},
-    .get_last_step = &IDAGetLastStep,
-    .get_current_step = &IDAGetCurrentStep,
-    .get_current_time = &IDAGetCurrentTime,
-    .root_return = IDA_ROOT_RETURN,
-    .tstop_return = IDA_TSTOP_RETURN,
-    .hints = kIdaHints,
-};
+// One step per IDASolve call: the per-call step limit never binds; the loop counts steps itself.
+const sundials::SolverApi kIdaApi =
+    ROLLSIM_SUNDIALS_API(IDA, "IDA", IDASolve, IDA_ROOT_RETURN, IDA_TSTOP_RETURN, 100000, kIdaHints);
 
 class IdaIntegrator final : public sundials::SundialsIntegrator {
  public:
@@ -67,16 +48,13 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
       : SundialsIntegrator(sys, opt, kIdaApi, "ida-bdf") {
     yp_ = sundials::make_vector(n_, ctx_.get());
     id_ = sundials::make_vector(n_, ctx_.get());
-    sys.differential_ids(N_VGetArrayPointer(id_.get()));
-    mem_.reset(IDACreate(ctx_.get()));
-    sundials::check_ptr(mem_.get(), "IDACreate");
+    dae_->differential_ids(N_VGetArrayPointer(id_.get()));
+    created(IDACreate(ctx_.get()), "IDACreate");
     N_VConst(0.0, yp_.get());
     call(IDAInit(mem_.get(), &IdaIntegrator::res_cb, 0.0, y_.get(), yp_.get()), "IDAInit");
     configure();
     call(IDASetId(mem_.get(), id_.get()), "IDASetId");
     call(IDASetSuppressAlg(mem_.get(), SUNTRUE), "IDASetSuppressAlg");
-    // One step per IDASolve call: the per-call step limit never binds; the loop counts steps itself.
-    call(IDASetMaxNumSteps(mem_.get(), 100000), "IDASetMaxNumSteps");
     dense_ = sundials::make_dense_linear_solver(y_.get(), n_, ctx_.get());
     call(IDASetLinearSolver(mem_.get(), dense_.LS.get(), dense_.A.get()), "IDASetLinearSolver");
     // Use the model's iteration matrix if it has one.
@@ -108,19 +86,20 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
     std::vector<double> probe(n * n), x0(n), xd0(n);
     sys.initial_state(x0.data());
     const int m0 = sys.initial_mode(x0.data());
-    sys.initial_derivative(0.0, x0.data(), m0, xd0.data());
-    return sys.residual_jacobian(0.0, x0.data(), xd0.data(), m0, 1.0, probe.data());
+    const DaeSystem& dae = *facet<DaeSystem>(sys);
+    dae.initial_derivative(0.0, x0.data(), m0, xd0.data());
+    return dae.residual_jacobian(0.0, x0.data(), xd0.data(), m0, 1.0, probe.data());
   }
 
   bool rebind_solver(const HybridSystem& sys) override {
     if (provides_jacobian(sys) != has_jacobian_) return false;
-    sys.differential_ids(N_VGetArrayPointer(id_.get()));
+    facet<DaeSystem>(sys)->differential_ids(N_VGetArrayPointer(id_.get()));
     call(IDASetId(mem_.get(), id_.get()), "IDASetId");
     return true;
   }
 
   void reinit(double t) override {
-    sys_->initial_derivative(t, N_VGetArrayPointer(y_.get()), mode_, N_VGetArrayPointer(yp_.get()));
+    dae_->initial_derivative(t, N_VGetArrayPointer(y_.get()), mode_, N_VGetArrayPointer(yp_.get()));
     call(IDAReInit(mem_.get(), t, y_.get(), yp_.get()), "IDAReInit");
     need_ic_ = true;  // IDACalcIC needs the direction and scale of the first output time: done in step()
   }
@@ -150,32 +129,23 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
   }
 
   static int res_cb(double t, N_Vector y, N_Vector yp, N_Vector r, void* ud) {
-    return guarded(ud, [&](const HybridSystem& sys, int mode) {
+    return guarded<DaeSystem>(ud, [&](const DaeSystem& sys, int mode) {
       sys.residual(t, N_VGetArrayPointer(y), N_VGetArrayPointer(yp), mode, N_VGetArrayPointer(r));
     });
   }
 
   static int jac_cb(double t, double cj, N_Vector y, N_Vector yp, N_Vector, SUNMatrix J, void* ud, N_Vector, N_Vector,
                     N_Vector) {
-    return guarded(ud, [&](const HybridSystem& sys, int mode) {
+    return guarded<DaeSystem>(ud, [&](const DaeSystem& sys, int mode) {
       // SUNDenseMatrix data is column-major, as the interface promises.
       const double* x = N_VGetArrayPointer(y);
       const double* xd = N_VGetArrayPointer(yp);
       double* jd = SUNDenseMatrix_Data(J);
       if (sys.residual_jacobian(t, x, xd, mode, cj, jd)) return;
       // No iteration matrix from the model in this mode: forward differences of F along (e_j, cj e_j).
-      const size_t n = sys.size();
-      std::vector<double> xp(x, x + n), xdp(xd, xd + n), r0(n), r1(n);
-      sys.residual(t, x, xd, mode, r0.data());
-      for (size_t j = 0; j < n; ++j) {
-        const double dx = 1e-8 * std::max(1.0, std::abs(x[j]));
-        xp[j] = x[j] + dx;
-        xdp[j] = xd[j] + cj * dx;
-        sys.residual(t, xp.data(), xdp.data(), mode, r1.data());
-        xp[j] = x[j];
-        xdp[j] = xd[j];
-        for (size_t i = 0; i < n; ++i) jd[i + n * j] = (r1[i] - r0[i]) / dx;
-      }
+      sundials::difference_jacobian(sys.size(), x, xd, cj, jd, [&](const double* xa, const double* xda, double* r) {
+        sys.residual(t, xa, xda, mode, r);
+      });
     });
   }
 

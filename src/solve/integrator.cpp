@@ -1,5 +1,7 @@
 #include "rollsim/solve/integrator.hpp"
 
+#include <string>
+
 #include "rollsim/core/error.hpp"
 
 namespace rollsim {
@@ -10,21 +12,64 @@ std::unique_ptr<Integrator> make_erk_integrator(const HybridSystem& system, cons
 std::unique_ptr<Integrator> make_dopri5_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_dop853_integrator(const HybridSystem& system, const SolverOptions& options);
 
-std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
-  if (options.method == "exact") {
-    if (auto exact = system.make_exact_integrator(options)) return exact;
-    throw InputError("solver.method \"exact\" needs a piecewise-linear model with closed-form modes; the model \"" +
-                     system.model_name() + "\" has none");
+namespace {
+
+/// The facet a method integrates.
+enum class Needs { Ode, Dae, Exact };
+
+std::unique_ptr<Integrator> make_exact(const HybridSystem& system, const SolverOptions& options) {
+  return facet<ExactSystem>(system)->make_exact_integrator(options);
+}
+
+/// Every method with the facet it needs and its integrator. A DAE's "bdf" comes first: a system with both an ODE and
+/// a DAE facet is integrated as the DAE.
+struct Method {
+  const char* name;
+  Needs needs;
+  std::unique_ptr<Integrator> (*make)(const HybridSystem&, const SolverOptions&);
+};
+constexpr Method kMethods[] = {
+    {"bdf", Needs::Dae, &make_ida_integrator},       {"bdf", Needs::Ode, &make_cvode_integrator},
+    {"adams", Needs::Ode, &make_cvode_integrator},   {"erk", Needs::Ode, &make_erk_integrator},
+    {"dopri5", Needs::Ode, &make_dopri5_integrator}, {"dop853", Needs::Ode, &make_dop853_integrator},
+    {"exact", Needs::Exact, &make_exact},
+};
+
+bool has(const HybridSystem& system, Needs needs) {
+  switch (needs) {
+    case Needs::Ode: return facet<OdeSystem>(system) != nullptr;
+    case Needs::Dae: return facet<DaeSystem>(system) != nullptr;
+    case Needs::Exact: return facet<ExactSystem>(system) != nullptr;
   }
-  if (system.formulation() == Formulation::Ode && (options.method == "bdf" || options.method == "adams"))
-    return make_cvode_integrator(system, options);
-  if (system.formulation() == Formulation::Ode && options.method == "erk") return make_erk_integrator(system, options);
-  if (system.formulation() == Formulation::Ode && options.method == "dopri5")
-    return make_dopri5_integrator(system, options);
-  if (system.formulation() == Formulation::Ode && options.method == "dop853")
-    return make_dop853_integrator(system, options);
-  if (system.formulation() == Formulation::Dae && options.method == "bdf") return make_ida_integrator(system, options);
-  throw InputError("solver.method \"" + options.method + "\" cannot integrate the model \"" + system.model_name() + "\"");
+  return false;
+}
+
+const char* needs_text(Needs needs) {
+  switch (needs) {
+    case Needs::Ode: return "an ODE x' = f(t, x)";
+    case Needs::Dae: return "a DAE F(t, x, x') = 0";
+    case Needs::Exact: return "a piecewise-linear model with closed-form modes";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
+  std::string needed, available;
+  for (const Method& m : kMethods) {
+    if (has(system, m.needs)) {
+      if (options.method == m.name) return m.make(system, options);
+      if (available.find(std::string("\"") + m.name + '"') == std::string::npos)
+        available += (available.empty() ? "\"" : ", \"") + std::string(m.name) + '"';
+    } else if (options.method == m.name) {
+      needed += (needed.empty() ? "" : " or ") + std::string(needs_text(m.needs));
+    }
+  }
+  if (needed.empty()) needed = "a method of that name";
+  throw InputError("solver.method \"" + options.method + "\" integrates " + needed + "; the model \"" +
+                   system.model_name() + "\" in this formulation has none (its methods: " +
+                   (available.empty() ? std::string("none") : available) + ")");
 }
 
 void absolute_tolerances(const HybridSystem& system, const SolverOptions& options, double* atol) {

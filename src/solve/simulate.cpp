@@ -47,7 +47,7 @@ class Loop {
  public:
   Loop(const HybridSystem& sys, std::span<const double> x0, const SimulationOptions& opt,
        const std::vector<Observer*>& obs, SolverWorkspace* ws)
-      : sys_(sys), opt_(opt), obs_(obs), workspace_(ws), n_(sys.size()), x_(x0.begin(), x0.end()), y_(sys.outputs().size()),
+      : sys_(sys), ev_(facet<WitnessSystem>(sys)), opt_(opt), obs_(obs), workspace_(ws), n_(sys.size()), x_(x0.begin(), x0.end()), y_(sys.outputs().size()),
         summarizer_(sys.make_summarizer()) {
     if (!summarizer_) summarizer_ = std::make_unique<NoSummary>();
   }
@@ -60,7 +60,7 @@ class Loop {
     // The step search's scratch sized before the first step, so that no step allocates (a graze first met late
     // in a run included).
     for (auto* v : {&xdot_scratch_, &xe_scratch_, &err_scratch_, &bisect_x_}) v->reserve(n_);
-    bisect_g_.reserve(std::max<size_t>(4, sys_.witness_count(mode_)));
+    bisect_g_.reserve(std::max<size_t>(4, ev_ ? ev_->witness_count(mode_) : 0));
     t_ = opt_.t0;
     std::unique_ptr<Integrator> integ;
     try {
@@ -218,8 +218,8 @@ class Loop {
     integ.derivative_at(t, p.xdot.data());
     p.g.resize(m);
     p.rate.resize(m);
-    sys_.witness_values(t, p.x.data(), mode_, p.g.data());
-    sys_.witness_rates(t, p.x.data(), p.xdot.data(), mode_, p.rate.data());
+    ev_->witness_values(t, p.x.data(), mode_, p.g.data());
+    ev_->witness_rates(t, p.x.data(), p.xdot.data(), mode_, p.rate.data());
   }
 
   double witness_at(const Integrator& integ, double t, size_t i, std::vector<double>& x, std::vector<double>& g,
@@ -228,9 +228,9 @@ class Loop {
     if (rate) {
       xdot_scratch_.resize(n_);
       integ.derivative_at(t, xdot_scratch_.data());
-      sys_.witness_rates(t, x.data(), xdot_scratch_.data(), mode_, g.data());
+      ev_->witness_rates(t, x.data(), xdot_scratch_.data(), mode_, g.data());
     } else
-      sys_.witness_values(t, x.data(), mode_, g.data());
+      ev_->witness_values(t, x.data(), mode_, g.data());
     return g[i];
   }
 
@@ -241,7 +241,7 @@ class Loop {
     std::vector<double>& x = bisect_x_;
     std::vector<double>& g = bisect_g_;
     x.resize(n_);
-    g.resize(sys_.witness_count(mode_));
+    g.resize(ev_->witness_count(mode_));
     return locate_crossing(lo, hi, v_lo, v_hi, [&](double t) { return s * witness_at(integ, t, i, x, g, rate); });
   }
 
@@ -290,14 +290,14 @@ class Loop {
       // local bounds summed over the steps since the last restart. A rolling circle of radius 1 computed as
       // 1 + 1e-11 does not slip.
       integ.error_scale(xe.data(), err.data());
-      const double local = witness_error_bound(sys_, t_far, xe.data(), mode_, i, err.data());
+      const double local = witness_error_bound(*ev_, t_far, xe.data(), mode_, i, err.data());
       const double steps = graze ? static_cast<double>(std::max(1L, steps_since_restart_)) : 1.0;
       if (excess <= local * steps) return c;
     } else {
       // Another witness near zero at the start: the event just handled (the integrator's root finder skips it
       // likewise), or rounding.
       integ.error_scale(lo.x.data(), err.data());
-      if (std::abs(g0) <= witness_error_bound(sys_, lo.t, lo.x.data(), mode_, i, err.data())) return c;
+      if (std::abs(g0) <= witness_error_bound(*ev_, lo.t, lo.x.data(), mode_, i, err.data())) return c;
     }
     if (beyond) {
       // The departure began before this step, within the error: the event is taken at the step's start.
@@ -351,17 +351,18 @@ class Loop {
 
   /// The witnesses of a mode, asked of the model once per mode for the first kCachedModes modes of the run (a
   /// Filippov model alternates between three), then once per mode change. The references stay valid while the
-  /// cache fills (an array).
+  /// cache fills (an array). None for a system without the witnesses facet.
   const std::vector<Witness>& witnesses_of(int mode) {
+    if (!ev_) return ws_;  // stays empty
     for (std::size_t i = 0; i < n_ws_cached_; ++i)
       if (ws_cache_[i].first == mode) return ws_cache_[i].second;
     if (n_ws_cached_ < kCachedModes) {
       auto& slot = ws_cache_[n_ws_cached_++];
-      slot = {mode, sys_.witnesses(mode)};
+      slot = {mode, ev_->witnesses(mode)};
       return slot.second;
     }
     if (!ws_known_ || ws_mode_ != mode) {
-      ws_ = sys_.witnesses(mode);
+      ws_ = ev_->witnesses(mode);
       ws_mode_ = mode;
       ws_known_ = true;
     }
@@ -384,7 +385,7 @@ class Loop {
       // this step are stale: the restart's witnesses find whatever still crosses.
       if (mode_ != step_mode || state_changed) break;
       const int before = mode_;
-      EventOutcome out = sys_.on_event(t_, x_.data(), step_mode, witnesses[i].name, roots[i]);
+      EventOutcome out = ev_->on_event(t_, x_.data(), step_mode, witnesses[i].name, roots[i]);
       out.terminal = out.terminal || witnesses[i].terminal;
       const std::string& kind = out.kind.empty() ? witnesses[i].name : out.kind;
       mode_ = out.new_mode;
@@ -399,7 +400,7 @@ class Loop {
         ev.terminal = out.terminal;
         ev.x = x_;
         ev.extra = std::move(out.extra);
-        sys_.event_details(t_, x_.data(), step_mode, witnesses[i].name, ev.extra);
+        ev_->event_details(t_, x_.data(), step_mode, witnesses[i].name, ev.extra);
         for (auto* o : obs_) o->on_event(ev);
       }
       if (mode_ != before || out.state_changed) restart = true;
@@ -453,8 +454,8 @@ class Loop {
     if (!sys_.has_modes() && !audit_energy_) return;
     err_.resize(n_);
     integ.error_scale(x_.data(), err_.data());
-    if (sys_.has_modes()) {
-      const RegionCheck rc = sys_.region_check(t_, x_.data(), mode_, err_.data());
+    if (sys_.has_modes() && ev_) {
+      const RegionCheck rc = ev_->region_check(t_, x_.data(), mode_, err_.data());
       if (rc.violated())
         throw AuditError("self-audit: at t = " + number(t_) + " " + sys_.time_signal().unit + " (" + where +
                          "), mode " + sys_.mode_name(mode_) + ": the state lies outside its mode's region (rule: " +
@@ -551,6 +552,7 @@ class Loop {
   static constexpr double kErrorFactor = 10;
 
   const HybridSystem& sys_;
+  const WitnessSystem* ev_;  ///< the system's witnesses facet; nullptr: no witnesses, no events
   const SimulationOptions& opt_;
   const std::vector<Observer*>& obs_;
   SolverWorkspace* workspace_;

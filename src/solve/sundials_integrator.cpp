@@ -22,20 +22,32 @@ void Counts::accumulate(const Counts& more) {
 
 SundialsIntegrator::SundialsIntegrator(const HybridSystem& sys, const SolverOptions& opt, const SolverApi& api,
                                        std::string method)
-    : sys_(&sys),
-      system_type_(&typeid(sys)),
+    : system_type_(&typeid(sys)),
       opt_(opt),
       api_(api),
       n_(static_cast<long>(sys.size())),
       ctx_(make_context()),
       mem_(nullptr, SolverMemoryDeleter{api.free}),
       method_(std::move(method)) {
+  bind(sys);
   y_ = make_vector(n_, ctx_.get());
   dky_.reset(N_VMake_Serial(n_, N_VGetArrayPointer(y_.get()), ctx_.get()));
   check_ptr(dky_.get(), "N_VMake_Serial");
   atol_ = make_vector(n_, ctx_.get());
   set_atol();
   N_VConst(0.0, y_.get());
+}
+
+void SundialsIntegrator::bind(const HybridSystem& sys) {
+  sys_ = &sys;
+  ode_ = facet<OdeSystem>(sys);
+  dae_ = facet<DaeSystem>(sys);
+  witnesses_ = facet<WitnessSystem>(sys);
+}
+
+void SundialsIntegrator::created(void* mem, const char* fn) {
+  mem_.reset(mem);
+  check_ptr(mem, fn);
 }
 
 void SundialsIntegrator::set_atol() { absolute_tolerances(*sys_, opt_, N_VGetArrayPointer(atol_.get())); }
@@ -45,7 +57,7 @@ bool SundialsIntegrator::rebind(const HybridSystem& sys, const SolverOptions& op
   if (typeid(sys) != *system_type_ || static_cast<long>(sys.size()) != n_ || opt.method != opt_.method) return false;
   if (!rebind_solver(sys)) return false;
   const bool had_max_step = opt_.max_step_size > 0;
-  sys_ = &sys;
+  bind(sys);
   system_type_ = &typeid(sys);
   opt_ = opt;
   set_atol();
@@ -68,6 +80,7 @@ void SundialsIntegrator::configure() {
   call(api_.set_err_handler_fn.fn(mem_.get(), &SundialsIntegrator::error_handler, user_data()),
        api_.set_err_handler_fn.name);
   call(api_.sv_tolerances.fn(mem_.get(), opt_.rtol, atol_.get()), api_.sv_tolerances.name);
+  call(api_.set_max_num_steps.fn(mem_.get(), api_.max_num_steps), api_.set_max_num_steps.name);
   if (opt_.max_step_size > 0) call(api_.set_max_step.fn(mem_.get(), opt_.max_step_size), api_.set_max_step.name);
 }
 
@@ -80,7 +93,7 @@ void SundialsIntegrator::reset(double t, const double* x, int mode) {
   mode_ = mode;
   std::memcpy(N_VGetArrayPointer(y_.get()), x, sizeof(double) * static_cast<size_t>(n_));
   reinit(t);
-  const auto witnesses = sys_->witnesses(mode);
+  const auto witnesses = witnesses_ ? witnesses_->witnesses(mode) : std::vector<Witness>{};
   const int nw = static_cast<int>(witnesses.size());
   root_init(nw);
   roots_.assign(witnesses.size(), 0);
@@ -173,14 +186,14 @@ void SundialsIntegrator::rethrow_pending() {
 }
 
 int SundialsIntegrator::ode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void* user_data) {
-  return guarded(user_data, [&](const HybridSystem& sys, int mode) {
+  return guarded<OdeSystem>(user_data, [&](const OdeSystem& sys, int mode) {
     sys.rhs(t, N_VGetArrayPointer(y), mode, N_VGetArrayPointer(ydot));
   });
 }
 
 int SundialsIntegrator::ode_witnesses(sunrealtype t, N_Vector y, sunrealtype* g, void* user_data) {
-  return guarded(user_data,
-                 [&](const HybridSystem& sys, int mode) { sys.witness_values(t, N_VGetArrayPointer(y), mode, g); });
+  return guarded<WitnessSystem>(
+      user_data, [&](const WitnessSystem& sys, int mode) { sys.witness_values(t, N_VGetArrayPointer(y), mode, g); });
 }
 
 int SundialsIntegrator::dae_witnesses(sunrealtype t, N_Vector y, N_Vector, sunrealtype* g, void* user_data) {

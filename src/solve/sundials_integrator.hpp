@@ -1,11 +1,17 @@
 #pragma once
 /// \file The machinery the SUNDIALS integrators (CVODE, IDA, ARKODE ERKStep) share behind the Integrator
-/// interface: state, exception-capturing callbacks, failures turned into SolverError with a hint, the stop
-/// time, root directions and statistics summed across restarts. Each solver describes its C functions of the
-/// same shape in a SolverApi; its own calls (creation, stepping, linear solvers, Jacobians) stay in its file.
+/// interface: state, exception-capturing callbacks, the set-up every solver needs (user data, error handler,
+/// tolerances, step limits), failures turned into SolverError with a hint, the stop time, root directions,
+/// statistics summed across restarts, and the difference-quotient Jacobian for a model without one. Each solver
+/// describes its C functions of the same shape in a SolverApi (ROLLSIM_SUNDIALS_API names them once); its own
+/// calls (creation, stepping, linear solvers, Jacobians) stay in its file.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <exception>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -51,6 +57,7 @@ struct SolverApi {
   Named<int(void*, ErrHandlerFn, void*)> set_err_handler_fn;
   Named<int(void*, sunrealtype, N_Vector)> sv_tolerances;
   Named<int(void*, sunrealtype)> set_max_step;
+  Named<int(void*, long)> set_max_num_steps;
   Named<int(void*, sunrealtype)> set_stop_time;
   Named<int(void*, int*)> set_root_direction;
   Named<int(void*, int*)> get_root_info;
@@ -60,8 +67,49 @@ struct SolverApi {
   int (*get_current_time)(void*, sunrealtype*);
   int root_return;   ///< the step's return flag for a root found
   int tstop_return;  ///< the step's return flag for the stop time reached
+  long max_num_steps;  ///< the solver's own step limit per call (the loop counts steps itself)
   std::span<const FlagHint> hints;
 };
+
+/// The SolverApi of the solver whose functions are named `prefix`Free, `prefix`SetUserData, ... (CVode, IDA,
+/// ERKStep): each function of the shared shapes, with its name for messages, from the one prefix. \param step_fn
+/// the stepping function (CVode, IDASolve, ERKStepEvolve); \param root_flag, tstop_flag its return flags for a root
+/// and for the stop time; \param max_steps the per-call step limit; \param hint_list the solver's FlagHints.
+#define ROLLSIM_SUNDIALS_API(prefix, solver_name, step_fn, root_flag, tstop_flag, max_steps, hint_list) \
+  ::rollsim::sundials::SolverApi {                                                                     \
+    .solver = solver_name, .step_name = #step_fn, .free = &prefix##Free,                              \
+    .return_flag_name = &prefix##GetReturnFlagName,                                                   \
+    .set_user_data = {&prefix##SetUserData, #prefix "SetUserData"},                                   \
+    .set_err_handler_fn = {&prefix##SetErrHandlerFn, #prefix "SetErrHandlerFn"},                      \
+    .sv_tolerances = {&prefix##SVtolerances, #prefix "SVtolerances"},                                 \
+    .set_max_step = {&prefix##SetMaxStep, #prefix "SetMaxStep"},                                      \
+    .set_max_num_steps = {&prefix##SetMaxNumSteps, #prefix "SetMaxNumSteps"},                         \
+    .set_stop_time = {&prefix##SetStopTime, #prefix "SetStopTime"},                                   \
+    .set_root_direction = {&prefix##SetRootDirection, #prefix "SetRootDirection"},                    \
+    .get_root_info = {&prefix##GetRootInfo, #prefix "GetRootInfo"},                                   \
+    .get_dky = {&prefix##GetDky, #prefix "GetDky"}, .get_last_step = &prefix##GetLastStep,            \
+    .get_current_step = &prefix##GetCurrentStep, .get_current_time = &prefix##GetCurrentTime,         \
+    .root_return = root_flag, .tstop_return = tstop_flag, .max_num_steps = max_steps, .hints = hint_list \
+  }
+
+/// Forward-difference columns of a Jacobian, for a model that gives none in a mode: column j of J (n x n,
+/// column-major) is (F(x + dx e_j, x' + cj dx e_j) - F(x, x')) / dx with dx = 1e-8 max(1, |x_j|). \param xd x'
+/// (nullptr for an ODE's f(x), with cj unused); \param eval(x, xd, out) evaluates F.
+template <class Eval>
+void difference_jacobian(std::size_t n, const double* x, const double* xd, double cj, double* J, Eval&& eval) {
+  std::vector<double> xp(x, x + n), xdp, f0(n), f1(n);
+  if (xd) xdp.assign(xd, xd + n);
+  eval(x, xd, f0.data());
+  for (std::size_t j = 0; j < n; ++j) {
+    const double dx = 1e-8 * std::max(1.0, std::abs(x[j]));
+    xp[j] = x[j] + dx;
+    if (xd) xdp[j] = xd[j] + cj * dx;
+    eval(xp.data(), xd ? xdp.data() : nullptr, f1.data());
+    xp[j] = x[j];
+    if (xd) xdp[j] = xd[j];
+    for (std::size_t i = 0; i < n; ++i) J[i + n * j] = (f1[i] - f0[i]) / dx;
+  }
+}
 
 /// Solver counters by name, in the order the statistics list them.
 struct Counts {
@@ -94,7 +142,10 @@ class SundialsIntegrator : public Integrator {
   /// solver in the statistics. The solver memory is created by the derived class into mem_.
   SundialsIntegrator(const HybridSystem& sys, const SolverOptions& opt, const SolverApi& api, std::string method);
 
-  /// After mem_ is created: user data, error handler, tolerances and solver.max_step_size.
+  /// Takes the solver memory `mem` a creation function `fn` returned (SolverError when it is null).
+  void created(void* mem, const char* fn);
+  /// After mem_ is created: user data, error handler, tolerances, the per-call step limit and
+  /// solver.max_step_size.
   void configure();
   /// The solver's own part of rebind(), before sys_ changes: false when `system` needs another set-up (e.g. a
   /// Jacobian where the bound system has none).
@@ -119,13 +170,14 @@ class SundialsIntegrator : public Integrator {
 
   /// The user data every callback gets.
   void* user_data() { return static_cast<SundialsIntegrator*>(this); }
-  /// For a C callback: runs f(system, mode), returning 0, or keeps the exception it throws for
-  /// rethrow_pending() and returns -1 (an unrecoverable failure to the solver).
-  template <class F>
+  /// For a C callback: runs f(facet, mode) with the bound system's facet Facet (OdeSystem, DaeSystem or
+  /// WitnessSystem), returning 0, or keeps the exception it throws for rethrow_pending() and returns -1 (an
+  /// unrecoverable failure to the solver).
+  template <class Facet, class F>
   static int guarded(void* user_data, F&& f) {
     auto* self = static_cast<SundialsIntegrator*>(user_data);
     try {
-      f(*self->sys_, self->mode_);
+      f(self->bound<Facet>(), self->mode_);
       return 0;
     } catch (...) {
       self->pending_ = std::current_exception();
@@ -139,7 +191,19 @@ class SundialsIntegrator : public Integrator {
   /// Keeps the solver's last error message for the hint of a failure.
   static void error_handler(int code, const char* module, const char* function, char* msg, void* user_data);
 
+  /// The bound system's facet Facet (one the solver was made for: make_integrator checked it).
+  template <class Facet>
+  const Facet& bound() const {
+    if constexpr (std::is_same_v<Facet, OdeSystem>) return *ode_;
+    else if constexpr (std::is_same_v<Facet, DaeSystem>) return *dae_;
+    else return *witnesses_;
+  }
+
   const HybridSystem* sys_;
+  /// Its facets (nullptr where it has none; a system without witnesses has no roots).
+  const OdeSystem* ode_ = nullptr;
+  const DaeSystem* dae_ = nullptr;
+  const WitnessSystem* witnesses_ = nullptr;
   const std::type_info* system_type_;
   SolverOptions opt_;
   const SolverApi& api_;
@@ -165,6 +229,8 @@ class SundialsIntegrator : public Integrator {
   std::string last_error_;
   /// atol_i from absolute_tolerances() (solve/integrator.hpp).
   void set_atol();
+  /// sys_ and its facets.
+  void bind(const HybridSystem& sys);
 };
 
 }  // namespace rollsim::sundials

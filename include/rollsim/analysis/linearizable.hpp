@@ -34,9 +34,6 @@ class Linearizable {
   virtual std::vector<std::complex<double>> reference_eigenvalues(std::string& /*label*/) const { return {}; }
   /// The outputs a linearisation uses by default (signal names).
   virtual std::vector<std::string> default_linear_outputs() const = 0;
-  /// The same system (parameters, inputs, event actions) starting at another state x0 (dim states()); the
-  /// growth check starts its perturbed runs from these.
-  virtual std::unique_ptr<HybridSystem> starting_at(const double* x0) const = 0;
 };
 
 }  // namespace rollsim

@@ -132,7 +132,7 @@ struct ContactSettings {
 
 enum ContactMode : int { kOpen = 0, kStick = 1, kSlidePlus = 2, kSlideMinus = 3 };
 
-class ContactEngine : public HybridSystem {
+class ContactEngine : public OdeSystem, public WitnessSystem {
  public:
   /// The contacts' modes in a system mode, and back.
   static int contact_mode(int mode, std::size_t k) { return (mode >> (2 * k)) & 3; }

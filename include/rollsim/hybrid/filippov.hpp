@@ -1,6 +1,6 @@
 #pragma once
 /// \file A Filippov system with one switching surface Σ = {H = 0}, presented to the simulate loop as a
-/// HybridSystem with three modes:
+/// HybridSystem with an ODE and witnesses (its facets) and three modes:
 ///
 ///   mode +1  H > 0, field F+;  witness H, falling
 ///   mode -1  H < 0, field F-;  witness H, rising
@@ -48,7 +48,7 @@ struct FilippovRecord {
   long n_stick = 0, n_slip = 0, n_crossing = 0, n_repelling = 0;
 };
 
-class FilippovSystem : public HybridSystem {
+class FilippovSystem : public OdeSystem, public WitnessSystem {
  public:
   static constexpr int kPlus = 1, kMinus = -1, kSliding = 0;
   /// The witnesses' names: H in the regions, σ+ and σ- while sliding (an integrator that finds the events itself

@@ -2,7 +2,7 @@
 /// \file The integrator interface the simulate loop drives: one internal step at a time, dense output
 /// within the last step, and root (witness) reports; its options and its work counts, as plain types. CVODE,
 /// IDA and ARKODE sit behind it (solve/), and so may a model's own closed-form propagation
-/// (HybridSystem::make_exact_integrator), which is why the interface lives with the system interface.
+/// (ExactSystem::make_exact_integrator), which is why the interface lives with the system interface.
 #include <string>
 #include <utility>
 #include <vector>

@@ -87,53 +87,97 @@ class Summarizer {
 /// The formulation a system needs from the integrator.
 enum class Formulation { Ode, Dae };
 
-/// A hybrid system: x' = f(t, x, mode) with mode-dependent witnesses (ODE); or F(t, x, x') = 0 (DAE).
+/// A hybrid system as the simulate loop and the writers see it: its states and outputs, its modes, its energy
+/// ledger and summary. What moves the state is a facet (below): a system derives from the facets it has, each of
+/// which derives virtually from this core, and the integrators and the simulate loop ask for a facet by
+/// `facet<F>(system)`:
+///
+///   OdeSystem      x' = f(t, x, mode) and its Jacobian (CVODE, ARKODE, dopri5, dop853)
+///   DaeSystem      F(t, x, x', mode) = 0, its algebraic components, a consistent x' and its iteration matrix (IDA)
+///   WitnessSystem  witness functions per mode and what happens when one reaches zero (events)
+///   ExactSystem    a closed-form propagation between events (solver.method = "exact")
+///
+/// The engines provide theirs: a FilippovSystem (hybrid/filippov.hpp) and a ContactEngine (hybrid/contacts.hpp,
+/// the contacts) are OdeSystems with witnesses, a mechanics::ConstrainedSystem (models/constrained_mechanics.hpp)
+/// is a DaeSystem. A system without witnesses has no events; one without an ODE or a DAE facet cannot be
+/// integrated by the general methods (make_integrator says so).
 class HybridSystem {
  public:
   virtual ~HybridSystem() = default;
   virtual std::string model_name() const = 0;
-  virtual Formulation formulation() const { return Formulation::Ode; }
   virtual const Signals& states() const = 0;
   virtual const Signals& outputs() const = 0;
   std::size_t size() const { return states().size(); }
+  virtual void initial_state(double* x0) const = 0;
+  /// Dae when the system has the DAE facet, else Ode.
+  Formulation formulation() const;
+
   /// Modes: a system without modes uses only mode 0.
   virtual bool has_modes() const { return false; }
   /// The largest |mode| the system uses (the trajectory's mode column is int8 up to 127, int32 above).
   virtual int largest_mode() const { return 1; }
   virtual std::string mode_name(int mode) const { return std::to_string(mode); }
   virtual int initial_mode(const double* /*x0*/) const { return 0; }
-  virtual void initial_state(double* x0) const = 0;
 
-  /// ODE right-hand side. \param x state, dim size(); \param xdot out, dim size().
+  /// Output signals at a state. \param y out, dim outputs().size().
+  virtual void compute_outputs(double t, const double* x, int mode, double* y) const = 0;
+  /// The energy ledger at (t, x), or false when the model keeps none.
+  virtual bool energy_ledger(double /*t*/, const double* /*x*/, int /*mode*/, EnergyLedger& /*e*/) const {
+    return false;
+  }
+  /// The model's summary of a run; nullptr (the default) when it has none.
+  virtual std::unique_ptr<Summarizer> make_summarizer() const { return nullptr; }
+  /// Names of the extra values the event handler logs (EventOutcome::extra, and WitnessSystem::event_details), as
+  /// /events columns.
+  virtual std::vector<std::string> event_extras() const { return {}; }
+  /// The independent variable: its unit and meaning ("s" unless the system runs in scaled time).
+  virtual Signal time_signal() const { return {"time", "s", "time"}; }
+  /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
+  virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
+};
+
+/// The facet F of `system` (OdeSystem, DaeSystem, WitnessSystem, ExactSystem), or nullptr when it has none.
+template <class F>
+const F* facet(const HybridSystem& system) {
+  return dynamic_cast<const F*>(&system);
+}
+
+/// The ODE facet: x' = f(t, x, mode).
+class OdeSystem : public virtual HybridSystem {
+ public:
+  /// \param x state, dim size(); \param xdot out, dim size().
   virtual void rhs(double t, const double* x, int mode, double* xdot) const = 0;
   /// Optional dense Jacobian J[i + n*j] = d f_i / d x_j (column-major). Returns false if not provided.
   virtual bool jacobian(double /*t*/, const double* /*x*/, int /*mode*/, double* /*J*/) const { return false; }
+};
 
-  /// DAE residual F(t, x, x') (formulation() == Dae). \param x, xdot dim size(); \param r out, dim size().
-  virtual void residual(double /*t*/, const double* /*x*/, const double* /*xdot*/, int /*mode*/, double* /*r*/) const {
-    throw std::logic_error(model_name() + ": no DAE residual");
-  }
-  /// DAE: 1 for a differential component of x, 0 for an algebraic one (e.g. a Lagrange multiplier).
-  virtual void differential_ids(double* id) const {
-    for (std::size_t i = 0; i < size(); ++i) id[i] = 1.0;
-  }
-  /// DAE: x' at (t, x), exact or a guess that the integrator makes consistent (IDACalcIC).
-  virtual void initial_derivative(double /*t*/, const double* /*x*/, int /*mode*/, double* xdot0) const {
-    for (std::size_t i = 0; i < size(); ++i) xdot0[i] = 0.0;
-  }
-  /// DAE: optional iteration matrix J = dF/dx + cj dF/dx' (column-major, n x n). Returns false if not provided.
+/// The DAE facet: F(t, x, x', mode) = 0.
+class DaeSystem : public virtual HybridSystem {
+ public:
+  /// The residual. \param x, xdot dim size(); \param r out, dim size().
+  virtual void residual(double t, const double* x, const double* xdot, int mode, double* r) const = 0;
+  /// 1 for a differential component of x, 0 for an algebraic one (e.g. a Lagrange multiplier).
+  virtual void differential_ids(double* id) const = 0;
+  /// x' at (t, x), exact or a guess that the integrator makes consistent (IDACalcIC).
+  virtual void initial_derivative(double t, const double* x, int mode, double* xdot0) const = 0;
+  /// Optional iteration matrix J = dF/dx + cj dF/dx' (column-major, n x n). Returns false if not provided.
   virtual bool residual_jacobian(double /*t*/, const double* /*x*/, const double* /*xdot*/, int /*mode*/,
                                  double /*cj*/, double* /*J*/) const {
     return false;
   }
+};
 
-  /// The witnesses active in a mode, and their values (default: none). The list of a mode must not change during
-  /// a run: the simulate loop asks for it once per mode.
-  virtual std::vector<Witness> witnesses(int /*mode*/) const { return {}; }
+/// The witnesses facet: named witness functions per mode, and the events when they reach zero.
+class WitnessSystem : public virtual HybridSystem {
+ public:
+  /// The witnesses active in a mode. The list of a mode must not change during a run: the simulate loop asks for
+  /// it once per mode.
+  virtual std::vector<Witness> witnesses(int mode) const = 0;
   /// witnesses(mode).size(), for the evaluations that must not allocate; a model overrides it when it keeps the
   /// count.
   virtual std::size_t witness_count(int mode) const { return witnesses(mode).size(); }
-  virtual void witness_values(double /*t*/, const double* /*x*/, int /*mode*/, double* /*g*/) const {}
+  /// The witnesses' values at (t, x). \param g out, dim witness_count(mode).
+  virtual void witness_values(double t, const double* x, int mode, double* g) const = 0;
   /// The time derivatives of the witnesses along the motion, used to find their extrema inside a step
   /// (grazing). \param xdot the state's time derivative at (t, x) (from the integrator's dense output).
   /// Default: a forward difference of witness_values along xdot.
@@ -142,36 +186,24 @@ class HybridSystem {
   /// of a Filippov system). \param err per-component integration error scale rtol |x_i| + atol_i. Default:
   /// the worst region witness on the wrong side, with a tolerance from its gradient and err.
   virtual RegionCheck region_check(double t, const double* x, int mode, const double* err) const;
-  /// The energy ledger at (t, x), or false when the model keeps none.
-  virtual bool energy_ledger(double /*t*/, const double* /*x*/, int /*mode*/, EnergyLedger& /*e*/) const {
-    return false;
-  }
   /// Handle the witness named `witness` (one of witnesses(mode)) reaching zero at t, crossing in
   /// `crossing_direction` (+1 rising, -1 falling); the state may be projected in place. Default: the event is
   /// logged under the witness's name, the mode and the state are kept.
   virtual EventOutcome on_event(double t, double* x, int mode, const std::string& witness,
                                 int crossing_direction) const;
-
-  /// Output signals at a state. \param y out, dim outputs().size().
-  virtual void compute_outputs(double t, const double* x, int mode, double* y) const = 0;
-  /// The model's summary of a run; nullptr (the default) when it has none.
-  virtual std::unique_ptr<Summarizer> make_summarizer() const { return nullptr; }
-  /// A model-specific integrator (closed-form propagation between events) for solver.method = "exact";
-  /// nullptr when the model has none.
-  virtual std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const;
-  /// Names of the extra values the event handler logs (EventOutcome::extra, and event_details), as /events
-  /// columns.
-  virtual std::vector<std::string> event_extras() const { return {}; }
   /// Extra values of an event that only its record needs: called after on_event, with the state after the
   /// handler, only when an observer records the event (a sweep that keeps no trajectory never does), so that a
   /// run nobody reads the events of does not compute them. \param mode the mode the event was found in (as
   /// passed to on_event). Default: none (on_event's EventOutcome::extra is kept either way).
   virtual void event_details(double /*t*/, const double* /*x*/, int /*mode*/, const std::string& /*witness*/,
                              std::map<std::string, double>& /*extra*/) const {}
-  /// The independent variable: its unit and meaning ("s" unless the system runs in scaled time).
-  virtual Signal time_signal() const { return {"time", "s", "time"}; }
-  /// Per-state absolute tolerance scaling (1 by default): atol_i = atol * scale_i.
-  virtual std::vector<double> atol_scale() const { return std::vector<double>(size(), 1.0); }
+};
+
+/// The exact-propagation facet: a model-specific integrator (closed-form propagation between events) for
+/// solver.method = "exact".
+class ExactSystem : public virtual HybridSystem {
+ public:
+  virtual std::unique_ptr<Integrator> make_exact_integrator(const SolverOptions& options) const = 0;
 };
 
 /// The position of the witness `name` in `witnesses` (e.g. an integrator reporting a root it found itself).
@@ -183,7 +215,7 @@ std::size_t witness_index(const std::vector<Witness>& witnesses, std::string_vie
 double flow_step(const double* x, const double* f, std::size_t n, double relative);
 
 /// The integration error a witness value can carry at x: sum over k of |dg/dx_k| err_k (forward differences).
-double witness_error_bound(const HybridSystem& sys, double t, const double* x, int mode, std::size_t index,
+double witness_error_bound(const WitnessSystem& sys, double t, const double* x, int mode, std::size_t index,
                            const double* err);
 
 }  // namespace rollsim

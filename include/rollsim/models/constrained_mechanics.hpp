@@ -144,17 +144,13 @@ void differential_ids(double* id) {
   for (int k = 0; k < state_size<Model>(); ++k) id[k] = k < 2 * Model::nq ? 1.0 : 0.0;
 }
 
-/// The part of a HybridSystem that every constrained model shares: the DAE residual, the differential
-/// components, a consistent derivative and IDA's iteration matrix, all from `Model` through the functions
-/// above, with Baumgarte rate `rate` [1/s]. A model derives from it and adds its signals, witnesses and outputs.
+/// The DAE facet every constrained model shares: the residual, the differential components, a consistent
+/// derivative and IDA's iteration matrix, all from `Model` through the functions above, with Baumgarte rate
+/// `rate` [1/s]. A model derives from it and adds its signals and outputs (and WitnessSystem for its witnesses).
 template <class Model>
-class ConstrainedSystem : public HybridSystem {
+class ConstrainedSystem : public DaeSystem {
  public:
   ConstrainedSystem(Model model, double rate) : m_(std::move(model)), rate_(rate) {}
-  Formulation formulation() const override { return Formulation::Dae; }
-  void rhs(double, const double*, int, double*) const override {
-    throw std::logic_error(model_name() + ": the constrained formulation has no explicit right-hand side");
-  }
   void residual(double t, const double* x, const double* xd, int, double* r) const override {
     mechanics::residual(m_, t, rate_, x, xd, r);
   }

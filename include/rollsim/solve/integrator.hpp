@@ -9,7 +9,9 @@
 
 namespace rollsim {
 
-/// The integrator for a system and method. Throws InputError for a method the system cannot use.
+/// The integrator for a system and method: a method integrates one facet of the system (hybrid/system.hpp: the ODE,
+/// the DAE or the exact propagation). Throws InputError for a method the system has no facet for, naming what the
+/// method needs and the methods the system has.
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options);
 
 /// The absolute tolerance of each state: (the state's own solver.atol entry, else solver.atol) x the model's
