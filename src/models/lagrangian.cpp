@@ -31,7 +31,6 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
     add_extra_states(*c_, states_);
     outputs_ = output_signals(*c_);
     for (std::size_t i = 0; i < c_->n; ++i)
-    balance_ = signal_index(outputs_, "energy_balance", "user model outputs");
       inputs_.push_back({"force_" + c_->coordinates[i], "generalized force",
                          "generalized force added to Q of " + c_->coordinates[i] + " (0 in a run; a linearisation's input)"});
   }
@@ -51,7 +50,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
     ode_outputs(*c_, t, x, 0.0, y);
-    e.energy = y[balance_];
+    e.energy = y[3];
     e.dissipated = 0;
     e.scale = ledger_scale(*c_, x, y);
     return true;
@@ -99,7 +98,6 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::vector<double> x0_;
   Signals states_, outputs_, inputs_;
 };
-  std::size_t balance_ = 0;  ///< the column of energy_balance in the outputs
 
 void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
   const Compiled& c = *c_;
@@ -363,7 +361,6 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
-    columns_ = Columns(*c_, outputs_);
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
@@ -425,25 +422,24 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     double* in = fill_dae(w, t, x, xd.data());
     double e[3];
     c_->energy(in, e);
-    y[columns_.T] = e[1];
-    y[columns_.V] = e[2];
-    y[columns_.h] = e[0];
-    y[columns_.balance] = balance(e[0], x);
+    y[0] = e[1];
+    y[1] = e[2];
+    y[2] = e[0];
+    y[3] = balance(e[0], x);
+    std::size_t o = 4;
     std::vector<double> cons(2 * nc);
     c_->constraints(in, cons.data());
-    for (std::size_t k = 0; k < nc; ++k) y[columns_.constraints[k]] = cons[k];
-    if (c_->n_user_outputs) c_->outputs(in, y + columns_.user);
+    for (std::size_t k = 0; k < nc; ++k) y[o++] = cons[k];
+    if (c_->n_user_outputs) c_->outputs(in, y + o);
   }
-  std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<ConstraintSummarizer>(columns_);
-  }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<ConstraintSummarizer>(*c_); }
   /// E = h - W_Q + P - W_C, conserved (the self-audit checks it); no dissipation.
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
     compute_outputs(t, x, 0, y);
-    e.energy = y[columns_.balance];
+    e.energy = y[3];
     e.dissipated = 0;
-    e.scale = std::abs(y[columns_.T]) + std::abs(y[columns_.V]);
+    e.scale = std::abs(y[0]) + std::abs(y[1]);
     for (std::size_t k = 2 * c_->n + c_->nc; k < size(); ++k) e.scale += std::abs(x[k]);
     return true;
   }
@@ -483,30 +479,14 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
  private:
   class ConstraintSummarizer : public Summarizer {
    public:
-    explicit ConstraintSummarizer(Columns columns) : columns_(std::move(columns)) {}
-  /// The columns of the outputs computed here, found by name among output_signals (their one declaration); the
-  /// user's outputs, written by their kernel at once, start at the first of them.
-  struct Columns {
-    Columns() = default;
-    Columns(const Compiled& c, const Signals& outputs)
-        : T(signal_index(outputs, "kinetic_energy", "user model outputs")),
-          V(signal_index(outputs, "potential_energy", "user model outputs")),
-          h(signal_index(outputs, "energy", "user model outputs")),
-          balance(signal_index(outputs, "energy_balance", "user model outputs")),
-          user(c.user_outputs.empty() ? outputs.size() : signal_index(outputs, c.user_outputs.front().name, "user model outputs")) {
-      for (const auto& n : c.constraint_names) constraints.push_back(signal_index(outputs, "constraint_" + n, "user model outputs"));
-    }
-    std::size_t T = 0, V = 0, h = 0, balance = 0, user = 0;
-    std::vector<std::size_t> constraints;
-  };
-
+    explicit ConstraintSummarizer(const Compiled& c) : nc_(c.nc) {}
     void on_point(double, const double*, const double* y, int) override {
       if (!have_) {
-        e0_ = y[columns_.balance];
+        e0_ = y[3];
         have_ = true;
       }
-      drift_ = std::max(drift_, std::abs(y[columns_.balance] - e0_));
-      for (const std::size_t k : columns_.constraints) worst_ = std::max(worst_, std::abs(y[k]));
+      drift_ = std::max(drift_, std::abs(y[3] - e0_));
+      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[4 + k]));
     }
     std::vector<SummaryItem> items() const override {
       return {{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
@@ -515,7 +495,7 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     }
 
    private:
-    Columns columns_;
+    std::size_t nc_;
     bool have_ = false;
     double e0_ = 0, drift_ = 0, worst_ = 0;
   };
@@ -543,7 +523,6 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
 };
 
 }  // namespace
-  Columns columns_;
 
 // ---- the systems, for the build (lagrangian_build.cpp) ------------------------------------------------------
 
