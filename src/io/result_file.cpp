@@ -119,24 +119,33 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
   write_roles(events_->group(), roles);
 }
 
-void write_role(hid_t group, const std::string& name, const Signal& s, bool state) {
-  h5::Handle ds(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose, ("opening dataset " + name).c_str());
-  const Role r = s.role == Role::Plain && state ? Role::State : s.role;
-  h5::write_attr(ds.get(), "role", std::string(role_name(r)));
-  if (s.ledger != 0) h5::write_attr(ds.get(), "ledger", static_cast<long long>(s.ledger));
-  if (!s.contact.empty()) h5::write_attr(ds.get(), "contact", s.contact);
+void write_roles(hid_t group, const std::vector<std::string>& names, const std::vector<std::string>& roles,
+                 const std::vector<std::string>& contacts, const std::vector<double>& ledger) {
+  std::string text;
+  for (std::size_t k = 0; k < names.size() && k < roles.size(); ++k) {
+    h5::Handle ds(H5Dopen2(group, names[k].c_str(), H5P_DEFAULT), H5Dclose, ("opening dataset " + names[k]).c_str());
+    h5::write_attr(ds.get(), "role", roles[k]);
+    if (k < contacts.size() && !contacts[k].empty()) h5::write_attr(ds.get(), "contact", contacts[k]);
+    const double sign = k < ledger.size() ? ledger[k] : 0.0;
+    if (sign == 0) continue;
+    h5::write_attr(ds.get(), "ledger", sign > 0 ? 1LL : -1LL);
+    if (!text.empty()) text += ' ';
+    text += sign > 0 ? '+' : '-';
+    text += names[k];
+  }
+  if (!text.empty()) h5::write_attr(group, "energy_ledger", text);
 }
 
 void write_roles(hid_t group, const std::vector<std::pair<Signal, bool>>& columns) {
-  std::string ledger;
+  std::vector<std::string> names, roles, contacts;
+  std::vector<double> ledger;
   for (const auto& [s, state] : columns) {
-    write_role(group, s.name, s, state);
-    if (s.ledger == 0) continue;
-    if (!ledger.empty()) ledger += ' ';
-    ledger += s.ledger > 0 ? '+' : '-';
-    ledger += s.name;
+    names.push_back(s.name);
+    roles.emplace_back(role_name(written_role(s, state)));
+    contacts.push_back(s.contact);
+    ledger.push_back(s.ledger);
   }
-  if (!ledger.empty()) h5::write_attr(group, "energy_ledger", ledger);
+  write_roles(group, names, roles, contacts, ledger);
 }
 
 void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int mode) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "rollsim/io/hdf5.hpp"
+#include "rollsim/io/result_file.hpp"
 
 namespace rollsim {
 
@@ -42,12 +43,15 @@ void write_point_trajectory(hid_t root, std::size_t index, const std::vector<std
   for (std::size_t c = 0; c < r.trajectory.names.size(); ++c)
     h5::write_vector(t.get(), r.trajectory.names[c], r.trajectory.columns[c], r.trajectory.units[c],
                      c < r.trajectory.descriptions.size() ? r.trajectory.descriptions[c] : "");
-  // The point's events, with the columns of a run's /events.
-  h5::Handle e = h5::create_group(p.get(), "events");
   const auto& tr = r.trajectory;
+  write_roles(t.get(), tr.names, tr.roles, tr.contacts, tr.ledger);
+  // The point's events, with the columns and roles of a run's /events.
+  h5::Handle e = h5::create_group(p.get(), "events");
   for (std::size_t c = 0; c < tr.event_names.size(); ++c)
     h5::write_vector(e.get(), tr.event_names[c], tr.event_columns[c], tr.event_units[c], tr.event_descriptions[c]);
   h5::write_strings(e.get(), "kind", tr.event_kinds, "event kind");
+  write_roles(e.get(), tr.event_names, tr.event_roles, tr.event_contacts, tr.event_ledger);
+  write_roles(e.get(), {"kind"}, {std::string(role_name(Role::EventKind))}, {}, {});
 }
 
 }  // namespace rollsim

@@ -306,20 +306,26 @@ class TrajectoryRecorder final : public Observer {
   explicit TrajectoryRecorder(Trajectory& t) : t_(t) {}
   void on_start(const RunInfo& info) override {
     sys_ = info.system;
-    auto add = [&](const Signal& s) {
+    auto add = [&](const Signal& s, bool state) {
       t_.names.push_back(s.name);
       t_.units.push_back(s.unit);
       t_.descriptions.push_back(s.description);
+      t_.roles.emplace_back(role_name(written_role(s, state)));
+      t_.contacts.push_back(s.contact);
+      t_.ledger.push_back(s.ledger);
     };
-    add(sys_->time_signal());
-    for (const auto& s : sys_->states()) add(s);
-    for (const auto& s : sys_->outputs()) add(s);
-    if (sys_->has_modes()) add({"mode", "1", "mode of the hybrid system"});
+    add(sys_->time_signal().as(Role::Time), false);
+    for (const auto& s : sys_->states()) add(s, true);
+    for (const auto& s : sys_->outputs()) add(s, false);
+    if (sys_->has_modes()) add(Signal{"mode", "1", "mode of the hybrid system"}.as(Role::Mode), false);
     t_.columns.assign(t_.names.size(), {});
     for (const auto& c : event_columns(*sys_)) {
       t_.event_names.push_back(c.signal.name);
       t_.event_units.push_back(c.signal.unit);
       t_.event_descriptions.push_back(c.signal.description);
+      t_.event_roles.emplace_back(role_name(written_role(c.signal, false)));
+      t_.event_contacts.push_back(c.signal.contact);
+      t_.event_ledger.push_back(c.signal.ledger);
     }
     t_.event_columns.assign(t_.event_names.size(), {});
   }
@@ -816,11 +822,17 @@ void encode(std::size_t index, const PointResult& r, std::string& b) {
     put_strs(b, r.trajectory.names);
     put_strs(b, r.trajectory.units);
     put_strs(b, r.trajectory.descriptions);
+    put_strs(b, r.trajectory.roles);
+    put_strs(b, r.trajectory.contacts);
+    put_f64s(b, r.trajectory.ledger);
     put_u64(b, r.trajectory.columns.size());
     for (const auto& c : r.trajectory.columns) put_f64s(b, c);
     put_strs(b, r.trajectory.event_names);
     put_strs(b, r.trajectory.event_units);
     put_strs(b, r.trajectory.event_descriptions);
+    put_strs(b, r.trajectory.event_roles);
+    put_strs(b, r.trajectory.event_contacts);
+    put_f64s(b, r.trajectory.event_ledger);
     put_u64(b, r.trajectory.event_columns.size());
     for (const auto& c : r.trajectory.event_columns) put_f64s(b, c);
     put_strs(b, r.trajectory.event_kinds);
@@ -855,11 +867,17 @@ void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector
       r.trajectory.names = rd.strs();
       r.trajectory.units = rd.strs();
       r.trajectory.descriptions = rd.strs();
+      r.trajectory.roles = rd.strs();
+      r.trajectory.contacts = rd.strs();
+      r.trajectory.ledger = rd.f64s();
       r.trajectory.columns.resize(rd.u64());
       for (auto& c : r.trajectory.columns) c = rd.f64s();
       r.trajectory.event_names = rd.strs();
       r.trajectory.event_units = rd.strs();
       r.trajectory.event_descriptions = rd.strs();
+      r.trajectory.event_roles = rd.strs();
+      r.trajectory.event_contacts = rd.strs();
+      r.trajectory.event_ledger = rd.f64s();
       r.trajectory.event_columns.resize(rd.u64());
       for (auto& c : r.trajectory.event_columns) c = rd.f64s();
       r.trajectory.event_kinds = rd.strs();

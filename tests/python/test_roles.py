@@ -26,11 +26,11 @@ T_END = 0.2          # s (or the model's time unit): a few hundred samples, ever
 SWEEP_T_END = 0.05   # a sweep's points only need to run
 
 
-def ledger_from_file(path):
-    """(E + D at every sample, the ledger column's name or None) read with h5py: the /trajectory column of role
-    energy.ledger, else the sum of ledger x column over the columns with a ledger attribute; None when neither."""
+def ledger_from_file(path, group="trajectory"):
+    """(E + D at every sample, the ledger column's name or None) read with h5py: the column of role energy.ledger
+    in `group`, else the sum of ledger x column over the columns with a ledger attribute; None when neither."""
     with h5py.File(path, "r") as f:
-        g = f["trajectory"]
+        g = f[group]
         roles = {n: g[n].attrs.get("role") for n in g}
         roles = {n: r.decode() if isinstance(r, bytes) else r for n, r in roles.items()}
         column = next((n for n, r in roles.items() if r == "energy.ledger"), None)
@@ -128,6 +128,28 @@ class EveryShippedScenario(unittest.TestCase):
                 if isinstance(reported, float):
                     self.assertLessEqual(expected, reported * (1 + 1e-9) + 1e-300)
         self.assertGreaterEqual(drawn, 15)
+
+
+@unittest.skipUnless(os.access(synth.BINARY, os.X_OK), f"needs the built program {synth.BINARY}")
+class SweepPoints(unittest.TestCase):
+    def test_a_points_figure_states_the_drift_of_its_ledger(self):
+        # The points of a sweep written with --trajectories carry the roles of a run's file.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "edge.h5")
+            synth.rollsim("sweep", os.path.join(SCENARIOS, "table_edge_time.toml"), "-q", "-o", out,
+                          "--trajectories", "--set", "simulation.output_dt=0.01", "--set", "simulation.t_end=0.5")
+            r = rollsim.load(out)
+            for i in (0, r.sweep.nrows - 1):
+                with self.subTest(point=i):
+                    p = r.point(i)
+                    self.assertEqual(p.trajectory.roles["theta1"], "state")
+                    self.assertEqual(p.trajectory.contacts["normal_force"], "table")
+                    fig = rollsim.plot.figures(p)[0]
+                    balance, _ = ledger_from_file(out, f"points/{i:06d}/trajectory")
+                    expected = float(np.max(np.abs(balance - balance[0])))
+                    ax = fig.axes[fig.rollsim_panels.index("energy drift")]
+                    self.assertEqual(ax.rollsim_drift, expected)
+                    self.assertLessEqual(abs(stated_drift(ax) - expected), 5e-3 * expected + 1e-300)
 
 
 @unittest.skipUnless(os.access(synth.BINARY, os.X_OK), f"needs the built program {synth.BINARY}")

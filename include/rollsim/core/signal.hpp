@@ -100,4 +100,9 @@ struct Signal {
 
 using Signals = std::vector<Signal>;
 
+/// The role a signal is written with: one of role Plain is a state among a system's states, else an output.
+constexpr Role written_role(const Signal& s, bool state) {
+  return s.role != Role::Plain ? s.role : state ? Role::State : Role::Output;
+}
+
 }  // namespace rollsim

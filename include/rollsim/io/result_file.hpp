@@ -72,13 +72,14 @@ class TrajectoryWriter final : public Observer {
 /// t_final, n_samples, n_events, message) share a name: one would overwrite the other.
 void write_summary(hid_t root, const RunResult& res);
 
-/// Writes the signal's role as attributes of the dataset `name` in `group`: `role` (role_name; a signal of role
-/// Plain is a "state" when `state`, else an "output"), `ledger` (+1 or -1) when it is a term of the energy ledger
-/// E + D, and `contact` for a contact quantity.
-void write_role(hid_t group, const std::string& name, const Signal& s, bool state);
+/// The roles of the datasets `names` of `group`, as attributes of each: `role`, `contact` where not empty and
+/// `ledger` (+1 or -1) where the column is a term of the energy ledger E + D; and, as the group's attribute
+/// `energy_ledger`, the ledger the signs give, e.g. "+total_energy -input_work" (none when no column has a sign).
+/// `contacts` and `ledger` are parallel to `names` and `roles`.
+void write_roles(hid_t group, const std::vector<std::string>& names, const std::vector<std::string>& roles,
+                 const std::vector<std::string>& contacts, const std::vector<double>& ledger);
 
-/// Writes the roles of a table's columns (write_role) and, as the group's attribute `energy_ledger`, the ledger the
-/// signs give, e.g. "+total_energy -input_work" (none when no column has a sign).
+/// The same for a table of signals, each with whether it is one of the system's states (written_role).
 void write_roles(hid_t group, const std::vector<std::pair<Signal, bool>>& columns);
 
 }  // namespace rollsim

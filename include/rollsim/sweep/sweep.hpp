@@ -63,6 +63,10 @@ struct Trajectory {
   std::vector<std::vector<double>> columns;
   /// The point's events: the columns of event_columns() (observer.hpp), and the kinds.
   std::vector<std::string> event_names, event_units, event_descriptions;
+  /// The columns' roles as a run's file writes them (role_name of written_role, Signal::contact, Signal::ledger),
+  /// parallel to names, and to event_names (empty: a point recorded without them).
+  std::vector<std::string> roles, contacts, event_roles, event_contacts;
+  std::vector<double> ledger, event_ledger;
   std::vector<std::vector<double>> event_columns;
   std::vector<std::string> event_kinds;
 };
