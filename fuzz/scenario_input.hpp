@@ -36,14 +36,16 @@ inline std::string check_accepted(const Scenario& sc) {
   system->initial_state(x.data());
   const int mode = system->initial_mode(x.data());
   // A DAE has a residual, not an explicit right-hand side: its initial state is made consistent by IDACalcIC.
-  if (system->formulation() == Formulation::Ode) system->rhs(opt.t0, x.data(), mode, xdot.data());
+  if (const OdeSystem* ode = facet<OdeSystem>(*system)) ode->rhs(opt.t0, x.data(), mode, xdot.data());
   system->compute_outputs(opt.t0, x.data(), mode, y.data());
   for (double v : x)
     if (!std::isfinite(v)) return "accepted a non-finite initial state";
   for (double v : xdot)
     if (!std::isfinite(v)) return "accepted an initial state whose derivative is not finite";
-  std::vector<double> g(system->witnesses(mode).size());
-  system->witness_values(opt.t0, x.data(), mode, g.data());
+  if (const WitnessSystem* w = facet<WitnessSystem>(*system)) {
+    std::vector<double> g(w->witnesses(mode).size());
+    w->witness_values(opt.t0, x.data(), mode, g.data());
+  }
 
   // The resolved text stored in every result file is itself a scenario that resolves to the same values.
   const std::string resolved = sc.resolved_text();
