@@ -44,6 +44,18 @@ void clear_scalars(std::vector<ContactTerms>& terms) {
 }  // namespace
 
 
+/// What the outputs are computed from at (t, x, mode): the mode's solution, the model's terms, the energies and the
+/// balance E - W_C - W_S + D.
+struct ContactEngine::OutputContext {
+  const ContactEngine& engine;
+  double t;
+  const double* x;
+  const Solution& s;
+  const std::vector<ContactTerms>& terms;
+  const std::vector<ConstraintTerms>& cterms;
+  double T, V, h, balance;
+};
+
 void ContactEngine::configure(std::size_t n, std::vector<ContactSpec> contacts, Signals base_states,
                               std::vector<double> x0, Signals user_outputs, std::vector<Witness> user_witnesses,
                               ContactSettings settings, std::vector<std::string> constraint_names) {
@@ -57,57 +69,84 @@ void ContactEngine::configure(std::size_t n, std::vector<ContactSpec> contacts, 
   for (auto& st : engine_states(!constraint_names_.empty(), moving_surfaces_)) states_.push_back(std::move(st));
   x0_ = std::move(x0);
   x0_.resize(surface_work_state() + (moving_surfaces_ ? 1 : 0), 0.0);
-  outputs_ = engine_outputs(contacts_, constraint_names_);
-  n_user_outputs_ = user_outputs.size();
-  for (auto& o : user_outputs) outputs_.push_back(std::move(o));
+  output_list_ = engine_output_list(contacts_, constraint_names_);
+  output_list_.add_block(std::move(user_outputs), [](const OutputContext& c, double* y) {
+    c.engine.user_output_values(c.t, c.x, c.s.a.data(), y);
+  });
+  outputs_ = output_list_.signals();
   user_witnesses_ = std::move(user_witnesses);
   settings_ = settings;
 }
 
 Signals ContactEngine::engine_states(bool constraints, bool moving_surfaces) {
-  Signals v{{"dissipated_friction", "J", "energy taken by Coulomb friction since the start"},
-            {"dissipated_impact", "J", "energy lost in impacts since the start"}};
+  Signals v{Signal{"dissipated_friction", "J", "energy taken by Coulomb friction since the start"}.as(Role::Dissipation),
+            Signal{"dissipated_impact", "J", "energy lost in impacts since the start"}.as(Role::Dissipation)};
   if (constraints)
-    v.push_back({"work_constraints", "J",
-                 "work done by the holonomic constraints' forces G^T lambda since the start (by a constraint that "
-                 "moves in time)"});
+    v.push_back(Signal{"work_constraints", "J",
+                       "work done by the holonomic constraints' forces G^T lambda since the start (by a constraint "
+                       "that moves in time)"}
+                    .as(Role::ConstraintWork));
   if (moving_surfaces)
-    v.push_back({"work_surfaces", "J",
-                 "work done on the system by the friction of moving surfaces (the slip's part w0 that does not vanish "
-                 "with the rates) since the start"});
+    v.push_back(Signal{"work_surfaces", "J",
+                       "work done on the system by the friction of moving surfaces (the slip's part w0 that does not "
+                       "vanish with the rates) since the start"}
+                    .as(Role::ConstraintWork));
   return v;
+}
+
+RuntimeOutputList<ContactEngine::OutputContext> ContactEngine::engine_output_list(
+    const std::vector<ContactSpec>& contacts, const std::vector<std::string>& constraint_names) {
+  using C = OutputContext;
+  RuntimeOutputList<C> out;
+  // The balance is a column of its own: the model's works E - h (a torque's, ...) need not be columns.
+  out.add(Signal{"kinetic_energy", "J", "kinetic energy T"}.as(Role::KineticEnergy), [](const C& c) { return c.T; });
+  out.add(Signal{"potential_energy", "J", "potential energy V"}.as(Role::PotentialEnergy),
+          [](const C& c) { return c.V; });
+  out.add(Signal{"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}.as(Role::TotalEnergy),
+          [](const C& c) { return c.h; });
+  out.add(Signal{"energy_balance", "J",
+                     std::string("h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact") +
+                         (constraint_names.empty() ? "" : " - work_constraints") +
+                         (std::any_of(contacts.begin(), contacts.end(),
+                                      [](const ContactSpec& c) { return c.friction && c.moving_surface; })
+                              ? " - work_surfaces"
+                              : "") +
+                         ": constant"}
+              .as(Role::Ledger),
+          [](const C& c) { return c.balance; });
+  for (std::size_t k = 0; k < contacts.size(); ++k) {
+    const ContactSpec& c = contacts[k];
+    if (c.unilateral) {
+      out.add(Signal{"gap_" + c.name, "m", "gap g of contact " + c.name}.of_contact(Role::Gap, c.name),
+              [k](const C& o) { return o.terms[k].gap; });
+      out.add(Signal{"gap_rate_" + c.name, "m/s", "g' of contact " + c.name}.of_contact(Role::GapRate, c.name),
+              [k](const C& o) { return o.s.gdot[k]; });
+    }
+    out.add(Signal{"normal_force_" + c.name, "N", "normal force of contact " + c.name + " (its multiplier)"}
+                .of_contact(Role::NormalForce, c.name),
+            [k](const C& o) { return o.s.lam_n[k]; });
+    if (c.friction) {
+      out.add(Signal{"tangential_force_" + c.name, "N",
+                     "friction force of contact " + c.name + " along dw/dq' (opposes w when sliding)"}
+                  .of_contact(Role::TangentialForce, c.name),
+              [k](const C& o) { return o.s.lam_t[k]; });
+      out.add(Signal{"slip_velocity_" + c.name, "m/s", "slip velocity w of contact " + c.name}.of_contact(
+                  Role::SlipVelocity, c.name),
+              [k](const C& o) { return o.terms[k].slip; });
+    }
+  }
+  for (std::size_t j = 0; j < constraint_names.size(); ++j) {
+    const std::string& name = constraint_names[j];
+    out.add({"lambda_" + name, "", "multiplier of constraint " + name + " (its generalized force is G^T lambda)"},
+            [j](const C& o) { return o.s.lam_c[j]; });
+    out.add({"constraint_" + name, "", "residual of constraint " + name}, [j](const C& o) { return o.cterms[j].value; });
+  }
+  return out;
 }
 
 Signals ContactEngine::engine_outputs(const std::vector<ContactSpec>& contacts,
                                       const std::vector<std::string>& constraint_names) {
-  Signals out{{"kinetic_energy", "J", "kinetic energy T"},
-              {"potential_energy", "J", "potential energy V"},
-              {"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"},
-              {"energy_balance", "J",
-               std::string("h - work_forces + work_explicit_time + dissipated_friction + dissipated_impact") +
-                   (constraint_names.empty() ? "" : " - work_constraints") +
-                   (std::any_of(contacts.begin(), contacts.end(),
-                                [](const ContactSpec& c) { return c.friction && c.moving_surface; })
-                        ? " - work_surfaces"
-                        : "") +
-                   ": constant"}};
-  for (const auto& c : contacts) {
-    if (c.unilateral) {
-      out.push_back({"gap_" + c.name, "m", "gap g of contact " + c.name});
-      out.push_back({"gap_rate_" + c.name, "m/s", "g' of contact " + c.name});
-    }
-    out.push_back({"normal_force_" + c.name, "N", "normal force of contact " + c.name + " (its multiplier)"});
-    if (c.friction) {
-      out.push_back({"tangential_force_" + c.name, "N",
-                     "friction force of contact " + c.name + " along dw/dq' (opposes w when sliding)"});
-      out.push_back({"slip_velocity_" + c.name, "m/s", "slip velocity w of contact " + c.name});
-    }
-  }
-  for (const auto& name : constraint_names) {
-    out.push_back({"lambda_" + name, "", "multiplier of constraint " + name + " (its generalized force is G^T lambda)"});
-    out.push_back({"constraint_" + name, "", "residual of constraint " + name});
-  }
-  return out;
+  return engine_output_list(contacts, constraint_names).signals();
 }
 
 namespace {
@@ -409,28 +448,8 @@ void ContactEngine::compute_outputs(double t, const double* x, int mode, double*
   const Work& w = work(n_, contacts_.size(), constraint_names_.size());
   double T, V, h, E;
   energies(t, x, T, V, h, E);
-  y[0] = T;
-  y[1] = V;
-  y[2] = h;
-  y[3] = E - constraint_work(x) - surface_work(x) + x[n_base_] + x[n_base_ + 1];
-  std::size_t j = 4;
-  for (std::size_t k = 0; k < contacts_.size(); ++k) {
-    const ContactSpec& c = contacts_[k];
-    if (c.unilateral) {
-      y[j++] = w.terms[k].gap;
-      y[j++] = s.gdot[k];
-    }
-    y[j++] = s.lam_n[k];
-    if (c.friction) {
-      y[j++] = s.lam_t[k];
-      y[j++] = w.terms[k].slip;
-    }
-  }
-  for (std::size_t c = 0; c < constraint_names_.size(); ++c) {
-    y[j++] = s.lam_c[c];
-    y[j++] = w.cterms[c].value;
-  }
-  if (n_user_outputs_) user_output_values(t, x, s.a.data(), y + j);
+  const double balance = E - constraint_work(x) - surface_work(x) + x[n_base_] + x[n_base_ + 1];
+  output_list_.compute(OutputContext{*this, t, x, s, w.terms, w.cterms, T, V, h, balance}, y);
 }
 
 std::vector<std::string> ContactEngine::event_extras() const {
@@ -673,21 +692,26 @@ class ContactSummarizer final : public Summarizer {
       if (st[i].name == "work_constraints") w_constraints_ = static_cast<int>(i);
       if (st[i].name == "work_surfaces") w_surfaces_ = static_cast<int>(i);
     }
+    const Signals& out = sys.outputs();
+    t_ = signal_index(out, "kinetic_energy", "contact summary");
+    v_ = signal_index(out, "potential_energy", "contact summary");
+    h_ = signal_index(out, "energy", "contact summary");
+    balance_ = signal_index(out, "energy_balance", "contact summary");
   }
   void on_point(double, const double* x, const double* y, int mode) override {
     if (!have_) {
-      e0_ = y[3];
+      e0_ = y[balance_];
       have_ = true;
     }
-    drift_ = std::max(drift_, std::abs(y[3] - e0_));
+    drift_ = std::max(drift_, std::abs(y[balance_] - e0_));
     // The ledger's scale (ContactEngine::energy_ledger) from the outputs T, V, h, the balance
     // E - W_C - W_S + D, and the engine's states: the dissipated energies and the works of the constraints and of
     // the moving surfaces. The model's works E - h are what the balance holds beyond them.
     const double d_friction = x[d_friction_], d_impact = x[d_impact_];
     const double w_c = w_constraints_ >= 0 ? x[static_cast<std::size_t>(w_constraints_)] : 0.0;
     const double w_s = w_surfaces_ >= 0 ? x[static_cast<std::size_t>(w_surfaces_)] : 0.0;
-    const double works = y[3] - d_friction - d_impact + w_c + w_s - y[2];
-    scale_ = std::max(scale_, std::max(std::abs(y[2]), std::abs(y[0]) + std::abs(y[1])) + std::abs(works) +
+    const double works = y[balance_] - d_friction - d_impact + w_c + w_s - y[h_];
+    scale_ = std::max(scale_, std::max(std::abs(y[h_]), std::abs(y[t_]) + std::abs(y[v_])) + std::abs(works) +
                                   std::abs(w_c) + std::abs(w_s) + std::abs(d_friction) + std::abs(d_impact));
     note(mode);
   }
@@ -733,6 +757,7 @@ class ContactSummarizer final : public Summarizer {
   double e0_ = 0, drift_ = 0, scale_ = 0;
   std::size_t d_friction_ = 0, d_impact_ = 0;  ///< where the engine's dissipation states are in x
   int w_constraints_ = -1, w_surfaces_ = -1;   ///< and its work states, -1 where it has none
+  std::size_t t_ = 0, v_ = 0, h_ = 0, balance_ = 0;  ///< the columns of T, V, h and the balance in y
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/symbolic/codegen.hpp"
 #include "rollsim/symbolic/lagrange.hpp"
 #include "lagrangian_internal.hpp"
@@ -30,6 +31,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     outputs_ = output_signals(*c_);
+    balance_ = signal_index(outputs_, "energy_balance", "user model outputs");
     for (std::size_t i = 0; i < c_->n; ++i)
       inputs_.push_back({"force_" + c_->coordinates[i], "generalized force",
                          "generalized force added to Q of " + c_->coordinates[i] + " (0 in a run; a linearisation's input)"});
@@ -50,7 +52,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
     ode_outputs(*c_, t, x, 0.0, y);
-    e.energy = y[3];
+    e.energy = y[balance_];
     e.dissipated = 0;
     e.scale = ledger_scale(*c_, x, y);
     return true;
@@ -97,6 +99,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::shared_ptr<const Compiled> c_;
   std::vector<double> x0_;
   Signals states_, outputs_, inputs_;
+  std::size_t balance_ = 0;  ///< the column of energy_balance in the outputs
 };
 
 void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
@@ -152,6 +155,7 @@ class ContactSystem final : public FilippovSystem, public UserModel {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     outputs_ = output_signals(*c_);
+    balance_ = signal_index(outputs_, "energy_balance", "user model outputs");
     for (int m : {kMinus, kSliding, kPlus}) engine_count_[m + 1] = FilippovSystem::witnesses(m).size();
     d_index_ = 2 * c_->n + (c_->has_forces ? 1 : 0);
   }
@@ -213,10 +217,10 @@ class ContactSystem final : public FilippovSystem, public UserModel {
     compute_outputs(t, x, mode, y);
     if (c_->friction_dissipates) {
       e.dissipated = x[d_index_];
-      e.energy = y[3] - e.dissipated;
+      e.energy = y[balance_] - e.dissipated;
       e.dissipated_state = static_cast<int>(d_index_);
     } else {
-      e.energy = y[3];
+      e.energy = y[balance_];
     }
     e.scale = ledger_scale(*c_, x, y);
     return true;
@@ -248,6 +252,7 @@ class ContactSystem final : public FilippovSystem, public UserModel {
   Signals states_, outputs_;
   std::size_t engine_count_[3] = {1, 2, 1};
   std::size_t d_index_ = 0;
+  std::size_t balance_ = 0;  ///< the column of energy_balance in the outputs
 };
 
 // ---- several contacts, unilateral gaps, impacts (the contact engine) ---------------------------------------
@@ -358,6 +363,7 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
                              "for a moving constraint)"}
                           .as(Role::ConstraintWork));
     outputs_ = output_signals(*c_);
+    columns_ = Columns(*c_, outputs_);
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
@@ -422,24 +428,25 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     double* in = fill_dae(w, t, x, xd.data());
     double e[3];
     c_->energy(in, e);
-    y[0] = e[1];
-    y[1] = e[2];
-    y[2] = e[0];
-    y[3] = balance(e[0], x);
-    std::size_t o = 4;
+    y[columns_.T] = e[1];
+    y[columns_.V] = e[2];
+    y[columns_.h] = e[0];
+    y[columns_.balance] = balance(e[0], x);
     std::vector<double> cons(2 * nc);
     c_->constraints(in, cons.data());
-    for (std::size_t k = 0; k < nc; ++k) y[o++] = cons[k];
-    if (c_->n_user_outputs) c_->outputs(in, y + o);
+    for (std::size_t k = 0; k < nc; ++k) y[columns_.constraints[k]] = cons[k];
+    if (c_->n_user_outputs) c_->outputs(in, y + columns_.user);
   }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<ConstraintSummarizer>(*c_); }
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<ConstraintSummarizer>(columns_);
+  }
   /// E = h - W_Q + P - W_C, conserved (the self-audit checks it); no dissipation.
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(outputs_.size());
     compute_outputs(t, x, 0, y);
-    e.energy = y[3];
+    e.energy = y[columns_.balance];
     e.dissipated = 0;
-    e.scale = std::abs(y[0]) + std::abs(y[1]);
+    e.scale = std::abs(y[columns_.T]) + std::abs(y[columns_.V]);
     for (std::size_t k = 2 * c_->n + c_->nc; k < size(); ++k) e.scale += std::abs(x[k]);
     return true;
   }
@@ -477,16 +484,32 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
   }
 
  private:
+  /// The columns of the outputs computed here, found by name among output_signals (their one declaration); the
+  /// user's outputs, written by their kernel at once, start at the first of them.
+  struct Columns {
+    Columns() = default;
+    Columns(const Compiled& c, const Signals& outputs)
+        : T(signal_index(outputs, "kinetic_energy", "user model outputs")),
+          V(signal_index(outputs, "potential_energy", "user model outputs")),
+          h(signal_index(outputs, "energy", "user model outputs")),
+          balance(signal_index(outputs, "energy_balance", "user model outputs")),
+          user(c.user_outputs.empty() ? outputs.size() : signal_index(outputs, c.user_outputs.front().name, "user model outputs")) {
+      for (const auto& n : c.constraint_names) constraints.push_back(signal_index(outputs, "constraint_" + n, "user model outputs"));
+    }
+    std::size_t T = 0, V = 0, h = 0, balance = 0, user = 0;
+    std::vector<std::size_t> constraints;
+  };
+
   class ConstraintSummarizer : public Summarizer {
    public:
-    explicit ConstraintSummarizer(const Compiled& c) : nc_(c.nc) {}
+    explicit ConstraintSummarizer(Columns columns) : columns_(std::move(columns)) {}
     void on_point(double, const double*, const double* y, int) override {
       if (!have_) {
-        e0_ = y[3];
+        e0_ = y[columns_.balance];
         have_ = true;
       }
-      drift_ = std::max(drift_, std::abs(y[3] - e0_));
-      for (std::size_t k = 0; k < nc_; ++k) worst_ = std::max(worst_, std::abs(y[4 + k]));
+      drift_ = std::max(drift_, std::abs(y[columns_.balance] - e0_));
+      for (const std::size_t k : columns_.constraints) worst_ = std::max(worst_, std::abs(y[k]));
     }
     std::vector<SummaryItem> items() const override {
       return {{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
@@ -495,7 +518,7 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     }
 
    private:
-    std::size_t nc_;
+    Columns columns_;
     bool have_ = false;
     double e0_ = 0, drift_ = 0, worst_ = 0;
   };
@@ -520,6 +543,7 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
   std::shared_ptr<const Compiled> c_;
   std::vector<double> x0_;
   Signals states_, outputs_;
+  Columns columns_;
 };
 
 }  // namespace

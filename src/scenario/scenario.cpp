@@ -231,50 +231,111 @@ std::optional<double> number_of(const toml::node& n) {
   return std::nullopt;
 }
 
+/// The error of a value of the wrong type for its key, with the value as written.
+InputError wrong_type(const KeySpec& spec, const toml::node& n, const Origin& where) {
+  return InputError(where, spec.path + " must be " + kind_name(spec.kind) + ", not " + node_type_name(n) + " (" +
+                               node_text(n) + ")");
+}
+
+/// A real key given as a table { name = number, ... } (KeySpec::by_name): each number within the key's range,
+/// located at its own position; the unnamed entries take the key's default.
+void convert_real_table(const KeySpec& spec, const toml::table& t, const Origin& where, Scenario::Entry& e) {
+  for (const auto& [k, item] : t) {
+    const std::string name(k.str());
+    const Origin at = where.line > 0 ? Origin{where.file, static_cast<int>(item.source().begin.line),
+                                              static_cast<int>(item.source().begin.column)}
+                                     : where;
+    const auto v = number_of(item);
+    if (!v)
+      throw InputError(at, spec.path + "." + shown(name) + " must be a number, not " + node_type_name(item) +
+                               " (" + node_text(item) + ")");
+    KeySpec named = spec;
+    named.path = spec.path + "." + shown(name);
+    if (!in_key_range(named, *v)) check_key_value(named, *v, at, node_text(item));
+    e.strings.push_back(name);
+    e.list.push_back(*v);
+    e.item_origins.push_back(at);
+  }
+  e.value = spec.def ? std::get<double>(*spec.def) : 0.0;
+}
+
+/// Refuses a string that is not among the key's choices (where it has them), with the nearest; `in_list`: the string
+/// is an element of a list key's value.
+void check_choice(const KeySpec& spec, const std::string& v, const Origin& where, bool in_list) {
+  if (spec.choices.empty() || std::find(spec.choices.begin(), spec.choices.end(), v) != spec.choices.end()) return;
+  std::string msg = spec.path + (in_list ? " holds \"" + v + "\", which is" : " = \"" + v + "\" is") +
+                    " not allowed; allowed values " + spec.range_text();
+  const std::string near = closest_match(v, spec.choices);
+  if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
+  throw InputError(where, msg);
+}
+
+/// A string key's value: one of its choices where it has them; an expression key also takes a number, kept as the
+/// shortest text that reads back as the same double.
+void convert_string(const KeySpec& spec, const toml::node& n, const Origin& where, Scenario::Entry& e) {
+  auto s = n.as_string();
+  if (!s && spec.expression) {
+    const auto v = number_of(n);
+    if (!v)
+      throw InputError(where, spec.path + " must be a string (an expression) or a number, not " + node_type_name(n) +
+                                  " (" + node_text(n) + ")");
+    if (!std::isfinite(*v))
+      throw InputError(where, spec.path + " = " + node_text(n) + " is not a finite number; allowed: an expression or a finite number");
+    // The shortest text that reads back as the same double: the expression parser reads it exactly.
+    char buf[64];
+    const auto r = n.as_integer() ? std::to_chars(buf, buf + sizeof buf, n.as_integer()->get())
+                                  : std::to_chars(buf, buf + sizeof buf, *v);
+    e.value = std::string(buf, r.ptr);
+    return;
+  }
+  if (!s) throw wrong_type(spec, n, where);
+  const std::string v = s->get();
+  check_choice(spec, v, where, false);
+  e.value = v;
+}
+
+/// A list key's values: numbers within the key's range, or strings among its choices.
+void convert_list(const KeySpec& spec, const toml::array& a, const Origin& where, Scenario::Entry& e) {
+  for (const auto& item : a) {
+    if (spec.kind == Kind::RealList) {
+      const auto v = number_of(item);
+      if (!v) throw InputError(where, spec.path + " must be an array of numbers; it holds " + node_type_name(item));
+      if (!in_key_range(spec, *v)) check_key_value(spec, *v, where, node_text(item));
+      e.list.push_back(*v);
+      continue;
+    }
+    auto str = item.as_string();
+    if (!str) throw InputError(where, spec.path + " must be an array of strings; it holds " + node_type_name(item));
+    const std::string v = str->get();
+    check_choice(spec, v, where, true);
+    e.strings.push_back(v);
+  }
+  e.value = static_cast<long long>(spec.kind == Kind::RealList ? e.list.size() : e.strings.size());
+}
+
 Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& where) {
   Scenario::Entry e;
   e.origin = where;
   // The value as written, for messages only: formatting it took a tenth of a sweep point of the exact disk.
   auto text = [&]() { return node_text(n); };
-  auto wrong_type = [&]() {
-    return InputError(where, spec.path + " must be " + kind_name(spec.kind) + ", not " + node_type_name(n) + " (" +
-                                 text() + ")");
-  };
   switch (spec.kind) {
     case Kind::Real: {
       if (spec.by_name && n.is_table()) {
-        // name = number, each within the key's range; unnamed entries take the key's default.
-        for (const auto& [k, item] : *n.as_table()) {
-          const std::string name(k.str());
-          const Origin at = where.line > 0 ? Origin{where.file, static_cast<int>(item.source().begin.line),
-                                                    static_cast<int>(item.source().begin.column)}
-                                           : where;
-          const auto v = number_of(item);
-          if (!v)
-            throw InputError(at, spec.path + "." + shown(name) + " must be a number, not " + node_type_name(item) +
-                                     " (" + node_text(item) + ")");
-          KeySpec named = spec;
-          named.path = spec.path + "." + shown(name);
-          if (!in_key_range(named, *v)) check_key_value(named, *v, at, node_text(item));
-          e.strings.push_back(name);
-          e.list.push_back(*v);
-          e.item_origins.push_back(at);
-        }
-        e.value = spec.def ? std::get<double>(*spec.def) : 0.0;
+        convert_real_table(spec, *n.as_table(), where, e);
         break;
       }
       const auto v = number_of(n);
       if (!v && spec.by_name)
         throw InputError(where, spec.path + " must be a number or a table { name = number, ... }, not " +
                                     node_type_name(n) + " (" + text() + ")");
-      if (!v) throw wrong_type();
+      if (!v) throw wrong_type(spec, n, where);
       if (!in_key_range(spec, *v)) check_key_value(spec, *v, where, text());
       e.value = *v;
       break;
     }
     case Kind::Integer: {
       auto i = n.as_integer();
-      if (!i) throw wrong_type();
+      if (!i) throw wrong_type(spec, n, where);
       if (!in_key_range(spec, static_cast<double>(i->get())))
         check_key_value(spec, static_cast<double>(i->get()), where, text());
       e.value = static_cast<long long>(i->get());
@@ -282,65 +343,18 @@ Scenario::Entry convert(const KeySpec& spec, const toml::node& n, const Origin& 
     }
     case Kind::Boolean: {
       auto b = n.as_boolean();
-      if (!b) throw wrong_type();
+      if (!b) throw wrong_type(spec, n, where);
       e.value = b->get();
       break;
     }
-    case Kind::String: {
-      auto s = n.as_string();
-      if (!s && spec.expression) {
-        const auto v = number_of(n);
-        if (!v)
-          throw InputError(where, spec.path + " must be a string (an expression) or a number, not " + node_type_name(n) +
-                                      " (" + text() + ")");
-        if (!std::isfinite(*v))
-          throw InputError(where, spec.path + " = " + text() + " is not a finite number; allowed: an expression or a finite number");
-        // The shortest text that reads back as the same double: the expression parser reads it exactly.
-        char buf[64];
-        const auto r = n.as_integer() ? std::to_chars(buf, buf + sizeof buf, n.as_integer()->get())
-                                      : std::to_chars(buf, buf + sizeof buf, *v);
-        e.value = std::string(buf, r.ptr);
-        break;
-      }
-      if (!s) throw wrong_type();
-      const std::string v = s->get();
-      if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) {
-        std::string msg = spec.path + " = \"" + v + "\" is not allowed; allowed values " + spec.range_text();
-        const std::string near = closest_match(v, spec.choices);
-        if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
-        throw InputError(where, msg);
-      }
-      e.value = v;
+    case Kind::String:
+      convert_string(spec, n, where, e);
       break;
-    }
-    case Kind::RealList: {
-      auto a = n.as_array();
-      if (!a) throw wrong_type();
-      for (const auto& item : *a) {
-        const auto v = number_of(item);
-        if (!v) throw InputError(where, spec.path + " must be an array of numbers; it holds " + node_type_name(item));
-        if (!in_key_range(spec, *v)) check_key_value(spec, *v, where, node_text(item));
-        e.list.push_back(*v);
-      }
-      e.value = static_cast<long long>(e.list.size());
-      break;
-    }
+    case Kind::RealList:
     case Kind::StringList: {
       auto a = n.as_array();
-      if (!a) throw wrong_type();
-      for (const auto& item : *a) {
-        auto str = item.as_string();
-        if (!str) throw InputError(where, spec.path + " must be an array of strings; it holds " + node_type_name(item));
-        const std::string v = str->get();
-        if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) {
-          std::string msg = spec.path + " holds \"" + v + "\", which is not allowed; allowed values " + spec.range_text();
-          const std::string near = closest_match(v, spec.choices);
-          if (!near.empty()) msg += "; did you mean \"" + near + "\"?";
-          throw InputError(where, msg);
-        }
-        e.strings.push_back(v);
-      }
-      e.value = static_cast<long long>(e.strings.size());
+      if (!a) throw wrong_type(spec, n, where);
+      convert_list(spec, *a, where, e);
       break;
     }
   }

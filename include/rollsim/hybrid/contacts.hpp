@@ -67,6 +67,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/hybrid/system.hpp"
 
 namespace rollsim {
@@ -194,6 +195,10 @@ class ContactEngine : public OdeSystem, public WitnessSystem {
   struct Choice;
   class ModeSelector;  ///< the choice of modes at one event (contact_modes.cpp)
   class ImpactLaw;     ///< the impact law at one touchdown (contact_impact.cpp)
+  struct OutputContext;  ///< what the outputs are computed from: the mode's solution, the terms, the energies
+  /// The engine's outputs, declared once (engine_outputs gives their signals).
+  static RuntimeOutputList<OutputContext> engine_output_list(const std::vector<ContactSpec>& contacts,
+                                                             const std::vector<std::string>& constraint_names);
   /// The model's contact terms at (t, x), every scalar the model leaves alone 0.
   void fill_terms(double t, const double* x, std::vector<ContactTerms>& terms) const;
   /// The accelerations and the contact forces of `mode` at (t, x); false if its matrix is singular.
@@ -237,7 +242,7 @@ class ContactEngine : public OdeSystem, public WitnessSystem {
   std::vector<std::string> constraint_names_;
   std::vector<double> x0_;
   Signals states_, outputs_;
-  std::size_t n_user_outputs_ = 0;
+  RuntimeOutputList<OutputContext> output_list_;  ///< the engine's outputs, then the model's (outputs_: their signals)
   std::vector<Witness> user_witnesses_;
   ContactSettings settings_;
 };

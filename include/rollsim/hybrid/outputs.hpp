@@ -18,6 +18,7 @@
 /// A second formulation of the same model extends a list (extended()): it keeps every output of the first, in
 /// its order, names and units, and adds its own; index() finds a column by name.
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -96,6 +97,57 @@ class OutputList {
   }
 
   std::vector<Output> list_;
+  Signals signals_;
+};
+
+/// Outputs whose list is known only at run time (the contact engine's, a set per contact; a user model's columns):
+/// each with its signal and a std::function of a context `Ctx` (what it needs, such as a contact's index, captured),
+/// or a block of several outputs that one function computes together (a compiled kernel of the user's outputs).
+/// signals(), index() and compute() as for OutputList. Two outputs of one name are refused where the system is
+/// built (build_system), with both declarations named.
+template <class Ctx>
+class RuntimeOutputList {
+ public:
+  using Compute = std::function<double(const Ctx&)>;
+  /// Writes the block's outputs, in the order of its signals, from y on.
+  using BlockCompute = std::function<void(const Ctx&, double* y)>;
+
+  /// One output (its role as Signal::as or Signal::of_contact gives it).
+  void add(Signal signal, Compute f) {
+    entries_.push_back({1, std::move(f), {}});
+    signals_.push_back(std::move(signal));
+  }
+  /// Outputs computed together; nothing for an empty block.
+  void add_block(Signals signals, BlockCompute f) {
+    if (signals.empty()) return;
+    entries_.push_back({signals.size(), {}, std::move(f)});
+    for (auto& s : signals) signals_.push_back(std::move(s));
+  }
+
+  const Signals& signals() const { return signals_; }
+  std::size_t size() const { return signals_.size(); }
+  /// The column of the output `name`; std::logic_error when there is none.
+  std::size_t index(std::string_view name) const { return signal_index(signals_, name, "outputs"); }
+
+  /// Every output at the context c. \param y out, dim size().
+  void compute(const Ctx& c, double* y) const {
+    for (const auto& e : entries_) {
+      if (e.one) {
+        *y++ = e.one(c);
+      } else {
+        e.block(c, y);
+        y += e.count;
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    std::size_t count;
+    Compute one;
+    BlockCompute block;
+  };
+  std::vector<Entry> entries_;
   Signals signals_;
 };
 
