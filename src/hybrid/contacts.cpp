@@ -41,8 +41,73 @@ void clear_scalars(std::vector<ContactTerms>& terms) {
   for (auto& c : terms) c.gap = c.gap_bias = c.slip = c.slip_bias = c.mu = c.mu_static = c.restitution = c.given_normal = 0;
 }
 
-}  // namespace
+/// The forces of a mode whose rows are dependent (a statically indeterminate support), into w.sol: the rows held and
+/// the cone conditions of the closed contacts go to the force distribution rule, which picks one of the many force
+/// distributions (force_distribution.hpp). Returns whether it found one; best_margin: its s*.
+bool distribute_dependent(Work& w, const std::vector<ContactSpec>& contacts, int mode, std::size_t n,
+                          double& best_margin) {
+  const std::size_t nc = contacts.size();
+  const auto ni = static_cast<Eigen::Index>(n);
+  std::vector<Eigen::Index> held;
+  for (Eigen::Index r = ni; r < w.A.rows(); ++r)
+    if (w.A(r, r) != 1 || w.A.row(r).head(ni).any()) held.push_back(r);
+  const auto m = static_cast<Eigen::Index>(held.size());
+  ForceDistributionProblem& p = w.dp;
+  p.M = w.M;
+  p.J.resize(m, ni);
+  p.C.resize(ni, m);
+  p.b.resize(m);
+  for (Eigen::Index r = 0; r < m; ++r) {
+    const Eigen::Index row = held[static_cast<std::size_t>(r)];
+    p.J.row(r) = w.A.row(row).head(ni);
+    p.C.col(r) = -w.A.col(row).head(ni);
+    p.b(r) = w.rhs(row);
+  }
+  p.f = w.rhs.head(ni);
+  auto index_of = [&](Eigen::Index row) -> Eigen::Index {
+    const auto it = std::find(held.begin(), held.end(), row);
+    return it == held.end() ? -1 : static_cast<Eigen::Index>(it - held.begin());
+  };
+  std::vector<Eigen::RowVectorXd> prow;
+  std::vector<double> p0;
+  for (std::size_t k = 0; k < nc; ++k) {
+    const ContactSpec& spec = contacts[k];
+    const int cm = ContactEngine::contact_mode(mode, k);
+    if (!is_closed(spec, cm)) continue;
+    const Eigen::Index in = index_of(static_cast<Eigen::Index>(n + 2 * k));
+    const Eigen::Index it = index_of(static_cast<Eigen::Index>(n + 2 * k + 1));
+    if (in >= 0) {
+      prow.push_back(Eigen::RowVectorXd::Unit(m, in));
+      p0.push_back(0.0);
+    }
+    if (it >= 0) {
+      const double mu = stick_mu(w.terms[k]);
+      for (const double side : {-1.0, 1.0}) {
+        Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(m);
+        r(it) = side;
+        double c0 = 0;
+        if (in >= 0) r(in) = mu;
+        else c0 = mu * w.terms[k].given_normal;
+        prow.push_back(r);
+        p0.push_back(c0);
+      }
+    }
+  }
+  p.P.resize(static_cast<Eigen::Index>(prow.size()), m);
+  p.p0.resize(static_cast<Eigen::Index>(prow.size()));
+  for (std::size_t r = 0; r < prow.size(); ++r) {
+    p.P.row(static_cast<Eigen::Index>(r)) = prow[r];
+    p.p0(static_cast<Eigen::Index>(r)) = p0[r];
+  }
+  const bool ok = distribute_forces(p, w.dist);
+  best_margin = w.dist.best_margin;
+  w.sol.setZero();
+  w.sol.head(ni) = w.dist.a;
+  for (Eigen::Index r = 0; r < m; ++r) w.sol(held[static_cast<std::size_t>(r)]) = w.dist.lambda(r);
+  return ok;
+}
 
+}  // namespace
 
 /// What the outputs are computed from at (t, x, mode): the mode's solution, the model's terms, the energies and the
 /// balance E - W_C - W_S + D.
@@ -244,64 +309,7 @@ bool ContactEngine::solve(double t, const double* x, int mode, Solution& s) cons
   if (!s.dependent) {
     w.sol = w.lu.solve(w.rhs);
   } else {
-    // Dependent rows (a statically indeterminate support): the rows held and the cone conditions go to the force
-    // distribution rule, which picks one of the many force distributions (force_distribution.hpp).
-    std::vector<Eigen::Index> held;
-    for (Eigen::Index r = ni; r < w.A.rows(); ++r)
-      if (w.A(r, r) != 1 || w.A.row(r).head(ni).any()) held.push_back(r);
-    const auto m = static_cast<Eigen::Index>(held.size());
-    ForceDistributionProblem& p = w.dp;
-    p.M = w.M;
-    p.J.resize(m, ni);
-    p.C.resize(ni, m);
-    p.b.resize(m);
-    for (Eigen::Index r = 0; r < m; ++r) {
-      const Eigen::Index row = held[static_cast<std::size_t>(r)];
-      p.J.row(r) = w.A.row(row).head(ni);
-      p.C.col(r) = -w.A.col(row).head(ni);
-      p.b(r) = w.rhs(row);
-    }
-    p.f = w.rhs.head(ni);
-    auto index_of = [&](Eigen::Index row) -> Eigen::Index {
-      const auto it = std::find(held.begin(), held.end(), row);
-      return it == held.end() ? -1 : static_cast<Eigen::Index>(it - held.begin());
-    };
-    std::vector<Eigen::RowVectorXd> prow;
-    std::vector<double> p0;
-    for (std::size_t k = 0; k < nc; ++k) {
-      const ContactSpec& spec = contacts_[k];
-      const int cm = contact_mode(mode, k);
-      if (!is_closed(spec, cm)) continue;
-      const Eigen::Index in = index_of(static_cast<Eigen::Index>(n + 2 * k));
-      const Eigen::Index it = index_of(static_cast<Eigen::Index>(n + 2 * k + 1));
-      if (in >= 0) {
-        prow.push_back(Eigen::RowVectorXd::Unit(m, in));
-        p0.push_back(0.0);
-      }
-      if (it >= 0) {
-        const double mu = stick_mu(w.terms[k]);
-        for (const double side : {-1.0, 1.0}) {
-          Eigen::RowVectorXd r = Eigen::RowVectorXd::Zero(m);
-          r(it) = side;
-          double c0 = 0;
-          if (in >= 0) r(in) = mu;
-          else c0 = mu * w.terms[k].given_normal;
-          prow.push_back(r);
-          p0.push_back(c0);
-        }
-      }
-    }
-    p.P.resize(static_cast<Eigen::Index>(prow.size()), m);
-    p.p0.resize(static_cast<Eigen::Index>(prow.size()));
-    for (std::size_t r = 0; r < prow.size(); ++r) {
-      p.P.row(static_cast<Eigen::Index>(r)) = prow[r];
-      p.p0(static_cast<Eigen::Index>(r)) = p0[r];
-    }
-    ok = distribute_forces(p, w.dist);
-    s.best_margin = w.dist.best_margin;
-    w.sol.setZero();
-    w.sol.head(ni) = w.dist.a;
-    for (Eigen::Index r = 0; r < m; ++r) w.sol(held[static_cast<std::size_t>(r)]) = w.dist.lambda(r);
+    ok = distribute_dependent(w, contacts_, mode, n, s.best_margin);
   }
   for (std::size_t i = 0; i < n; ++i) {
     s.a[i] = w.sol(static_cast<Eigen::Index>(i));
