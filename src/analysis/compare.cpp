@@ -141,19 +141,25 @@ Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareToler
   return c;
 }
 
-std::vector<KeySpec> formulation_check_keys() {
-  return {
-      real_key("check.state_tol", "state units",
-               "rollsim check formulations: largest allowed difference of the ODE's states between ODE and DAE")
-          .with_default(CompareTolerances{}.state)
-          .positive(),
-      real_key("check.force_tol", "N", "rollsim check formulations: largest allowed difference of a force output")
-          .with_default(CompareTolerances{}.force)
-          .positive(),
-      real_key("check.event_time_tol", "s", "rollsim check formulations: largest allowed event time difference")
-          .with_default(CompareTolerances{}.event_time)
-          .positive(),
-  };
+const Parameters<CompareTolerances>& formulation_check_parameters() {
+  using O = CompareTolerances;
+  static const Parameters<O> list{
+      "[check] keys",
+      {
+          param(&O::state,
+                real_key("check.state_tol", "state units",
+                         "rollsim check formulations: largest allowed difference of the ODE's states between ODE and DAE")
+                    .positive()),
+          param(&O::force, real_key("check.force_tol", "N",
+                                    "rollsim check formulations: largest allowed difference of a force output")
+                               .positive()),
+          param(&O::event_time, real_key("check.event_time_tol", "s",
+                                         "rollsim check formulations: largest allowed event time difference")
+                                    .positive()),
+      }};
+  return list;
 }
+
+std::vector<KeySpec> formulation_check_keys() { return formulation_check_parameters().keys(); }
 
 }  // namespace rollsim

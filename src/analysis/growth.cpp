@@ -43,34 +43,31 @@ class StateRecorder final : public Observer {
 
 }  // namespace
 
-std::vector<KeySpec> growth_keys() {
-  return {
-      real_list_key("growth.epsilons", "", "perturbation sizes along each mode shape (unit 2-norm eigenvector)")
-          .with_default(GrowthOptions{}.epsilons)
-          .range(0, 1, true),
-      real_key("growth.tolerance", "", "largest relative error allowed for small epsilon")
-          .with_default(1e-5)
-          .range(0, 1, true),
-      real_key("growth.small_epsilon", "", "epsilons up to this must meet growth.tolerance")
-          .with_default(1e-6)
-          .range(0, 1, true),
-      real_key("growth.window_scale", "", "window length in time constants (real roots) or 2-period units (pairs)")
-          .with_default(1.0)
-          .range(0, 100, true),
-      real_key("growth.rtol", "", "relative tolerance of the perturbed runs")
-          .with_default(1e-12)
-          .range(1e-15, 1e-3, true),
-  };
+const Parameters<GrowthOptions>& growth_parameters() {
+  using O = GrowthOptions;
+  static const Parameters<O> list{
+      "[growth] keys",
+      {
+          param(&O::epsilons,
+                real_list_key("growth.epsilons", "", "perturbation sizes along each mode shape (unit 2-norm eigenvector)")
+                    .range(0, 1, true)),
+          param(&O::tolerance,
+                real_key("growth.tolerance", "", "largest relative error allowed for small epsilon").range(0, 1, true)),
+          param(&O::small_epsilon,
+                real_key("growth.small_epsilon", "", "epsilons up to this must meet growth.tolerance").range(0, 1, true)),
+          param(&O::window_scale, real_key("growth.window_scale", "",
+                                           "window length in time constants (real roots) or 2-period units (pairs)")
+                                      .range(0, 100, true)),
+          param(&O::rtol, real_key("growth.rtol", "", "relative tolerance of the perturbed runs").range(1e-15, 1e-3, true)),
+      }};
+  return list;
 }
 
+std::vector<KeySpec> growth_keys() { return growth_parameters().keys(); }
+
 GrowthOptions growth_options(const Scenario& sc) {
-  GrowthOptions o;
-  o.epsilons = sc.real_list("growth.epsilons");
+  const GrowthOptions o = growth_parameters().read(sc);
   if (o.epsilons.empty()) sc.fail("growth.epsilons", "growth.epsilons is empty; give at least one epsilon in (0, 1]");
-  o.tolerance = sc.real("growth.tolerance");
-  o.small_epsilon = sc.real("growth.small_epsilon");
-  o.window_scale = sc.real("growth.window_scale");
-  o.rtol = sc.real("growth.rtol");
   return o;
 }
 

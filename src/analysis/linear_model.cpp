@@ -5,27 +5,43 @@
 
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/core/error.hpp"
 
 namespace rollsim {
 
-std::vector<KeySpec> linear_keys() {
-  return {
-      string_list_key("linear.outputs", "output signals of the state space (states or outputs); default: the model's"),
-      real_key("linear.f_min", "Hz", "lowest frequency of the frequency response").with_default(0.01).positive(),
-      real_key("linear.f_max", "Hz", "highest frequency of the frequency response").with_default(100.0).positive(),
-      real_key("linear.equilibrium_tolerance", "state units/s", "largest |x'| at an equilibrium")
-          .with_default(1e-9)
-          .positive(),
-      real_key("linear.tolerance_abs", "rad/s", "roots with |lambda| below this are rigid-body modes")
-          .with_default(1e-6)
-          .non_negative(),
-      real_key("linear.tolerance_rel", "1", "relative threshold for zero real or imaginary parts")
-          .with_default(1e-8)
-          .non_negative(),
-      integer_key("linear.n_frequencies", 200, "points of the logarithmic frequency grid").range(1, 1e7),
-  };
+const Parameters<LinearOptions>& linear_parameters() {
+  using O = LinearOptions;
+  static const Parameters<O> list = [] {
+    std::vector<Parameter<O>> v{
+        param(&O::outputs, string_list_key("linear.outputs",
+                                           "output signals of the state space (states or outputs); default: the model's")),
+        param(&O::f_min, real_key("linear.f_min", "Hz", "lowest frequency of the frequency response").positive()),
+        param(&O::f_max, real_key("linear.f_max", "Hz", "highest frequency of the frequency response").positive()),
+        param(&O::equilibrium_tolerance,
+              real_key("linear.equilibrium_tolerance", "state units/s", "largest |x'| at an equilibrium").positive()),
+    };
+    for (auto& p : within(&O::tolerances, Parameters<linear::Tolerances>(
+                                              "linear tolerances",
+                                              {
+                                                  param(&linear::Tolerances::abs,
+                                                        real_key("linear.tolerance_abs", "rad/s",
+                                                                 "roots with |lambda| below this are rigid-body modes")
+                                                            .non_negative()),
+                                                  param(&linear::Tolerances::rel,
+                                                        real_key("linear.tolerance_rel", "1",
+                                                                 "relative threshold for zero real or imaginary parts")
+                                                            .non_negative()),
+                                              })))
+      v.push_back(std::move(p));
+    v.push_back(param(&O::n_frequencies,
+                      integer_option("linear.n_frequencies", "points of the logarithmic frequency grid").range(1, 1e7)));
+    return Parameters<O>("[linear] keys", std::move(v));
+  }();
+  return list;
 }
+
+std::vector<KeySpec> linear_keys() { return linear_parameters().keys(); }
 
 std::vector<KeySpec> smooth_model_keys() {
   std::vector<KeySpec> v = linear_keys();
@@ -35,7 +51,8 @@ std::vector<KeySpec> smooth_model_keys() {
 
 const Linearizable& linearizable(const HybridSystem& system, const Scenario& sc) {
   if (system.formulation() == Formulation::Dae) {
-    std::string msg = "formulation = \"" + (sc.has("formulation") ? sc.string("formulation") : std::string("dae")) +
+    const auto given = formulation_of(sc);
+    std::string msg = "formulation = \"" + formulation_name(given.value_or(FormulationChoice::Dae)) +
                       "\" of model \"" + system.model_name() +
                       "\" is a constrained system (redundant coordinates held by constraints, and their multipliers), "
                       "which rollsim does not linearise";
@@ -56,17 +73,10 @@ const Linearizable& linearizable(const HybridSystem& system, const Scenario& sc)
 }
 
 LinearOptions linear_options(const Scenario& sc) {
-  LinearOptions o;
-  if (sc.has("linear.outputs")) o.outputs = sc.string_list("linear.outputs");
-  o.f_min = sc.real("linear.f_min");
-  o.f_max = sc.real("linear.f_max");
+  const LinearOptions o = linear_parameters().read(sc);
   if (o.f_max < o.f_min)
     sc.fail("linear.f_max", "linear.f_max = " + to_string(sc.values.at("linear.f_max").value) +
                                 " Hz is below linear.f_min; allowed range [f_min, inf)");
-  o.n_frequencies = sc.integer("linear.n_frequencies");
-  o.equilibrium_tolerance = sc.real("linear.equilibrium_tolerance");
-  o.tolerances.abs = sc.real("linear.tolerance_abs");
-  o.tolerances.rel = sc.real("linear.tolerance_rel");
   return o;
 }
 

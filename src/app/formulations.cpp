@@ -1,5 +1,6 @@
 #include "rollsim/app/formulations.hpp"
 
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/solve/simulate.hpp"
@@ -14,7 +15,7 @@ FormulationScenarios formulation_scenarios(const std::string& path, const std::v
   };
   try {
     Scenario ode = load_scenario(path, with({"formulation=ode"}));
-    if (!ode.has("formulation"))
+    if (!formulation_of(ode))
       throw InputError(Origin{path, 0, 0}, "the model \"" + ode.model + "\" has one formulation only; nothing to compare");
     Scenario dae = load_scenario(path, with({"formulation=dae", "solver.method=bdf"}));
     return {std::move(ode), std::move(dae)};
@@ -24,7 +25,7 @@ FormulationScenarios formulation_scenarios(const std::string& path, const std::v
     bool contact = false;
     try {
       const Scenario as_given = load_scenario(path, overrides);
-      contact = as_given.has("formulation") && as_given.string("formulation") == "contact";
+      contact = formulation_of(as_given) == FormulationChoice::Contact;
       if (contact)
         as_given.fail("formulation", "check formulations compares the rolling formulations (ode, dae) of one run; "
                                      "formulation = \"contact\" is another system (the wheel free on the table): run "
@@ -38,9 +39,7 @@ FormulationScenarios formulation_scenarios(const std::string& path, const std::v
 
 FormulationCheck check_formulations(const FormulationScenarios& s) {
   FormulationCheck fc;
-  fc.tol.state = s.ode.real("check.state_tol");
-  fc.tol.force = s.ode.real("check.force_tol");
-  fc.tol.event_time = s.ode.real("check.event_time_tol");
+  fc.tol = formulation_check_parameters().read(s.ode);
   auto sys_ode = build_system(s.ode);
   auto sys_dae = build_system(s.dae);
   const RunResult ra = simulate(*sys_ode, simulation_options(s.ode), {&fc.ode});

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
 
@@ -93,7 +93,7 @@ std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
                                                "): the parameters or the initial values overflow double precision");
     }
   // States named in solver.atol = { name = value } must be states of the system.
-  for (const auto& [name, at] : sc.by_name("solver.atol")) {
+  for (const auto& [name, at] : simulation_parameters().names_given(sc, "solver.atol")) {
     bool known = false;
     std::vector<std::string> names;
     for (const auto& s : system->states()) {
@@ -107,7 +107,7 @@ std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
                         "\"; allowed names: " + list;
       const std::string near = closest_match(name, names);
       if (!near.empty()) msg += "; did you mean '" + near + "'?";
-      throw InputError(at.second, msg);
+      throw InputError(at, msg);
     }
   }
   // The initial mode is part of the input: a start the model refuses (e.g. on a switching surface where the
@@ -161,42 +161,9 @@ std::string model_setup_text(const HybridSystem& system) {
 }
 
 std::vector<KeySpec> common_keys() {
-  return {
-      real_key("simulation.t_end", "s", "end time").with_default(10.0).positive(),
-      real_key("simulation.output_dt", "s", "sample spacing").with_default(1e-3).positive(),
-      real_key("solver.rtol", "1", "relative tolerance (below 1e-15 double precision cannot deliver it)")
-          .with_default(1e-10)
-          .range(1e-15, 1, false, true),
-      real_key("solver.atol", "state units",
-               "absolute tolerance: one number for every state, or a table by state name, e.g. "
-               "{ theta1 = 1e-12, omega1 = 1e-10 } (states not named take 1e-12)")
-          .with_default(1e-12)
-          .positive()
-          .or_table_by_name(),
-      real_key("solver.max_step", "s", "largest internal step (in the system's time unit); 0: no limit")
-          .with_default(0.0)
-          .non_negative(),
-      string_key("solver.method", "adams", {"adams", "bdf", "erk", "dopri5", "dop853"},
-                 "CVODE Adams or BDF, ARKODE explicit Runge-Kutta of order 8 (erk), Odeint's Dormand-Prince 5(4) "
-                 "(dopri5), or Dormand-Prince 8(5,3) with dense output of order 7 (dop853)"),
-      integer_key("solver.max_steps", 1000000, "internal steps allowed for the whole run").range(1, 1e12),
-      string_key("output.file", "", {},
-                 "HDF5 result file; default: the scenario's name with .h5, in the working directory"),
-      boolean_key("output.warn_size", true,
-                  "warn on stderr before a run whose result would exceed 1 GiB; false: do not warn"),
-      string_key("title", "", {}, "a title for plots and reports; default: the scenario file's name")
-          .derived([](const Scenario& sc) -> Value {
-            // Derived again at every sweep point, from the same path: the last path's stem is kept per thread.
-            thread_local std::string path, stem;
-            thread_local bool known = false;
-            if (!known || path != sc.path) {
-              stem = std::filesystem::path(sc.path).stem().string();
-              path = sc.path;
-              known = true;
-            }
-            return stem;
-          }),
-  };
+  std::vector<KeySpec> v = simulation_parameters().keys();
+  for (auto& k : output_parameters().keys()) v.push_back(std::move(k));
+  return v;
 }
 
 }  // namespace rollsim

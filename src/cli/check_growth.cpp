@@ -25,9 +25,7 @@ int growth_command(const GrowthArgs& a) {
   const Linearizable& model = linearizable(*system, sc);
   const LinearOptions lopt = linear_options(sc);
   const GrowthOptions gopt = growth_options(sc);
-  const std::string out = (!a.out.empty() || (sc.has("output.file") && !sc.string("output.file").empty()))
-                              ? output_path(sc, a.out)
-                              : std::string();
+  const std::string out = optional_output_path(sc, a.out);
   const LinearResult lin = linearize_system(*system, lopt, sc);
   const GrowthResult g = check_growth(simulation_options(sc), model, lin, gopt);
   std::printf("Short-time growth check: nonlinear runs from the equilibrium plus epsilon x mode shape\n");

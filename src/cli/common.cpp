@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
@@ -25,7 +26,7 @@ double projected_result_bytes(const HybridSystem& system, const SimulationOption
 void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const double bytes = projected_result_bytes(system, opt);
-  if (bytes <= kGiB || (sc.has("output.warn_size") && !sc.boolean("output.warn_size"))) return;
+  if (bytes <= kGiB || !output_options(sc).warn_size) return;
   std::fprintf(stderr,
                "rollsim: warning: the result will hold about %.1f GiB (%.4g samples of %zu states and outputs); "
                "raise simulation.output_dt to write less, or set output.warn_size = false to silence this\n",
@@ -37,8 +38,9 @@ std::string output_path(const Scenario& sc, const std::string& dash_o, const std
   namespace fs = std::filesystem;
   std::string path = dash_o;
   Origin where{"-o " + dash_o, 0, 0};
-  if (path.empty() && sc.has("output.file") && !sc.string("output.file").empty()) {
-    path = sc.string("output.file");
+  const std::string file = output_options(sc).file;
+  if (path.empty() && !file.empty()) {
+    path = file;
     where = sc.origin("output.file");
     // A relative path in a scenario file is taken relative to the working directory, like -o.
   }
@@ -57,6 +59,10 @@ std::string output_path(const Scenario& sc, const std::string& dash_o, const std
   return path;
 }
 
+std::string optional_output_path(const Scenario& sc, const std::string& dash_o) {
+  return dash_o.empty() && output_options(sc).file.empty() ? std::string() : output_path(sc, dash_o);
+}
+
 Provenance provenance(const Scenario& sc) {
   Provenance p;
   p.command_line = command_line();
@@ -64,7 +70,7 @@ Provenance provenance(const Scenario& sc) {
   p.scenario_resolved = sc.resolved_text();
   p.scenario_path = sc.path;
   p.model = sc.model;
-  p.title = sc.has("title") ? sc.string("title") : "";  // derived from the file name when not given
+  p.title = output_options(sc).title;  // derived from the file name when not given
   return p;
 }
 

@@ -20,6 +20,8 @@ std::string& command_line();
 /// The result file to write: -o if given, else output.file, else the scenario's stem + suffix + ".h5".
 /// Checks that its directory exists and is writable (InputError at the key's origin otherwise).
 std::string output_path(const Scenario& sc, const std::string& dash_o, const std::string& suffix = "");
+/// The same when -o or output.file names a file; empty when neither does (a command whose file is optional).
+std::string optional_output_path(const Scenario& sc, const std::string& dash_o);
 
 Provenance provenance(const Scenario& sc);
 

@@ -109,9 +109,7 @@ int linearize_command(const LinArgs& a) {
   linearizable(*system, sc);  // a nonsmooth model or a constrained formulation is an input error (exit 2)
   LinearOptions opt = linear_options(sc);
   opt.allow_non_equilibrium = a.allow_non_equilibrium;
-  const std::string out = (!a.out.empty() || (sc.has("output.file") && !sc.string("output.file").empty()))
-                              ? output_path(sc, a.out)
-                              : std::string();
+  const std::string out = optional_output_path(sc, a.out);
   const LinearResult r = linearize_system(*system, opt, sc);
   if (r.equilibrium_residual > opt.equilibrium_tolerance)
     std::fprintf(stderr, "rollsim: warning: linearising at a non-equilibrium point (max |x'| = %.3e in %s)\n",

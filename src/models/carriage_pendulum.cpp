@@ -10,6 +10,7 @@
 #include "rollsim/analysis/compare.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 
@@ -277,23 +278,44 @@ const Parameters<MinimalState>& initial_values() {
 
 namespace {
 
+/// The [dae] key of the constrained formulation, bound to DaeOptions.
+const Parameters<DaeOptions>& dae_parameters() {
+  static const Parameters<DaeOptions> list{
+      "carriage_pendulum [dae] keys",
+      {param(&DaeOptions::stabilization_rate,
+             real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0").non_negative())}};
+  return list;
+}
+
+/// What the run does at an event: stop or only record it.
+struct EventKeys {
+  bool stop_at_slack = false;
+};
+
+const Parameters<EventKeys>& event_parameters() {
+  static const Parameters<EventKeys> list{
+      "carriage_pendulum [events] keys",
+      {event_action(&EventKeys::stop_at_slack, "events.rod_slack",
+                    "when the rod tension falls through zero: stop the run, or only record the event")}};
+  return list;
+}
+
 std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   const auto f = raw.find("formulation");
   const bool dae = f == raw.end() || f->second == "dae";
   std::vector<KeySpec> v = parameters().keys();
   for (auto& k : initial_values().keys()) v.push_back(std::move(k));
   for (auto& k : std::vector<KeySpec>{
-      real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0")
-          .with_default(DaeOptions{}.stabilization_rate)
-          .non_negative(),
-      string_key("formulation", "dae", {"dae", "ode"},
-                 "dae: body coordinates with a rod-length constraint on IDA; ode: the minimal form on CVODE"),
-      string_key("events.rod_slack", "record", {"stop", "record"},
-                 "when the rod tension falls through zero: stop the run, or only record the event"),
-      string_key("title", "", {}, "a title for plots and reports"),
+      dae_parameters().key("dae.stabilization_rate"),
+      KeyVariant(formulation_parameters().key("formulation"))
+          .only_choices({"dae", "ode"})
+          .with_default(std::string("dae"))
+          .with_description("dae: body coordinates with a rod-length constraint on IDA; ode: the minimal form on CVODE"),
+      event_parameters().key("events.rod_slack"),
+      output_parameters().key("title"),
   })
     v.push_back(std::move(k));
-  if (dae) v.push_back(string_key("solver.method", "bdf", {"bdf"}, "IDA integrates with variable-order BDF (the only choice)"));
+  if (dae) v.push_back(dae_solver_method_key(""));
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
   return v;
@@ -329,11 +351,9 @@ ModelEntry model_entry() {
   e.make_system = [](const Scenario& sc) {
     const Params p = parameters().read(sc);
     const MinimalState mn = initial_values().read(sc);
-    const bool stop = sc.string("events.rod_slack") == "stop";
-    if (sc.string("formulation") == "ode") return make_minimal_system(p, mn.data(), stop);
-    DaeOptions o;
-    o.stabilization_rate = sc.real("dae.stabilization_rate");
-    return make_system(p, mn.data(), o, stop);
+    const bool stop = event_parameters().read(sc).stop_at_slack;
+    if (formulation_of(sc) == FormulationChoice::Ode) return make_minimal_system(p, mn.data(), stop);
+    return make_system(p, mn.data(), dae_parameters().read(sc), stop);
   };
   return e;
 }

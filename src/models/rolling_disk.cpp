@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
@@ -385,15 +386,19 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   for (auto& k : initial_values().keys()) v.push_back(std::move(k));
   v.push_back(string_key("units", "physical", {"physical", "dimensionless"},
                          "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t"));
-  v.push_back(string_key("solver.method", "adams", {"adams", "bdf", "erk", "dopri5", "dop853", "exact"},
-                         "CVODE Adams or BDF, ARKODE erk, Odeint dopri5, dop853; exact: closed-form propagation between events"));
-  v.push_back(real_key("simulation.t_end", "s or 1", "end time (s; tau when units = \"dimensionless\")")
-                  .with_default(50.0)
-                  .positive());
-  v.push_back(real_key("simulation.output_dt", "s or 1", "sample spacing (s; tau when dimensionless)")
-                  .with_default(0.01)
-                  .positive());
-  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  // The shared keys this model narrows: its own integrator, and times in tau when dimensionless.
+  const auto& shared = simulation_parameters();
+  v.push_back(KeyVariant(shared.key("solver.method"))
+                  .adding_choices({"exact"}, "exact: closed-form propagation between events"));
+  v.push_back(KeyVariant(shared.key("simulation.t_end"))
+                  .with_unit("s or 1")
+                  .with_description("end time (s; tau when units = \"dimensionless\")")
+                  .with_default(50.0));
+  v.push_back(KeyVariant(shared.key("simulation.output_dt"))
+                  .with_unit("s or 1")
+                  .with_description("sample spacing (s; tau when dimensionless)")
+                  .with_default(0.01));
+  v.push_back(output_parameters().key("title"));
   return v;
 }
 

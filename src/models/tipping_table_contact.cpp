@@ -5,6 +5,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/models/contact_keys.hpp"
+#include "rollsim/models/tipping_table_system.hpp"
 
 namespace rollsim::tipping_table {
 
@@ -160,36 +161,40 @@ class TableContactSystem final : public ContactEngine {
 
 }  // namespace
 
+namespace {
+
+/// The contact formulation's own keys, bound to ContactOptions (its default member initializers are the defaults).
+const Parameters<ContactOptions>& contact_parameters() {
+  using O = ContactOptions;
+  static const Parameters<O> list{
+      "tipping_table contact keys",
+      {
+          param(&O::restitution,
+                real_key("contact.restitution", "1", "Newton's restitution e of wheel and table at an impact").range(0, 1)),
+          param(&O::pivot_stiffness,
+                real_key("contact.pivot_stiffness", "N m/rad",
+                         "a torsional spring at the pivot, torque -k theta1 (0: the benchmark's free table)")
+                    .non_negative()),
+          param(&O::height,
+                real_key("initial.height", "m", "the wheel's rim above the table at the start (0: on it)").non_negative()),
+          param(&O::slip, real_key("initial.slip", "m/s", "the initial slip velocity s' + r (omega2 - omega1) (0: rolling)")),
+          param(&O::normal_rate,
+                real_key("initial.normal_rate", "m/s", "the initial rate of the wheel centre's height over the table")),
+      }};
+  return list;
+}
+
+}  // namespace
+
 std::vector<KeySpec> contact_formulation_keys() {
-  const ContactOptions d;
-  std::vector<KeySpec> v = {
-      real_key("contact.restitution", "1", "Newton's restitution e of wheel and table at an impact")
-          .with_default(d.restitution)
-          .range(0, 1),
-      real_key("contact.pivot_stiffness", "N m/rad",
-               "a torsional spring at the pivot, torque -k theta1 (0: the benchmark's free table)")
-          .with_default(d.pivot_stiffness)
-          .non_negative(),
-      real_key("initial.height", "m", "the wheel's rim above the table at the start (0: on it)")
-          .with_default(d.height)
-          .non_negative(),
-      real_key("initial.slip", "m/s", "the initial slip velocity s' + r (omega2 - omega1) (0: rolling)")
-          .with_default(d.slip),
-      real_key("initial.normal_rate", "m/s", "the initial rate of the wheel centre's height over the table")
-          .with_default(d.normal_rate),
-  };
+  std::vector<KeySpec> v = contact_parameters().keys();
   for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
   return v;
 }
 
 ContactOptions contact_options_from(const Scenario& sc) {
-  ContactOptions o;
-  o.restitution = sc.real("contact.restitution");
-  o.pivot_stiffness = sc.real("contact.pivot_stiffness");
-  o.height = sc.real("initial.height");
-  o.slip = sc.real("initial.slip");
-  o.normal_rate = sc.real("initial.normal_rate");
-  o.stop_at_edge = sc.string("events.table_edge") == "stop";
+  ContactOptions o = contact_parameters().read(sc);
+  o.stop_at_edge = actions_from(sc).stop_at_edge;
   o.settings = contact_settings_from(sc);
   return o;
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "rollsim/analysis/compare.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 
 namespace rollsim::tipping_table {
@@ -159,25 +160,34 @@ std::unique_ptr<HybridSystem> make_dae_system(const Params& p, const double* x0,
   return std::make_unique<TableDaeSystem>(p, x0, actions, options);
 }
 
+namespace {
+
+/// The [dae] key of the constrained formulation, bound to DaeOptions.
+const Parameters<DaeOptions>& dae_parameters() {
+  static const Parameters<DaeOptions> list{
+      "tipping_table [dae] keys",
+      {param(&DaeOptions::stabilization_rate,
+             real_key("dae.stabilization_rate", "1/s",
+                      "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
+                 .non_negative())}};
+  return list;
+}
+
+}  // namespace
+
 void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string, std::string>& raw) {
-  v.push_back(string_key("formulation", "ode", {"ode", "dae", "contact"},
-                         "ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA; contact: "
-                         "the wheel a free body on the table, unilateral contact with friction and impacts"));
-  v.push_back(real_key("dae.stabilization_rate", "1/s",
-                       "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
-                  .with_default(DaeOptions{}.stabilization_rate)
-                  .non_negative());
+  v.push_back(KeyVariant(formulation_parameters().key("formulation"))
+                  .only_choices({"ode", "dae", "contact"})
+                  .with_description("ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA; "
+                                    "contact: the wheel a free body on the table, unilateral contact with friction and "
+                                    "impacts"));
+  for (auto& k : dae_parameters().keys()) v.push_back(std::move(k));
   for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
   const auto it = raw.find("formulation");
   if (it != raw.end() && it->second == "dae")
-    v.push_back(string_key("solver.method", "bdf", {"bdf"},
-                           "IDA integrates with variable-order BDF (the only choice for formulation = \"dae\")"));
+    v.push_back(dae_solver_method_key("for formulation = \"dae\""));
 }
 
-DaeOptions dae_options_from(const Scenario& sc) {
-  DaeOptions o;
-  o.stabilization_rate = sc.real("dae.stabilization_rate");
-  return o;
-}
+DaeOptions dae_options_from(const Scenario& sc) { return dae_parameters().read(sc); }
 
 }  // namespace rollsim::tipping_table

@@ -15,6 +15,7 @@
 #include "rollsim/analysis/linear.hpp"
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/core/crossing.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/models/tipping_table_dae.hpp"
@@ -402,18 +403,11 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   // engine's events (impact, lift_off, slip, ...) are always recorded, and table_edge by default only recorded.
   const auto f = raw.find("formulation");
   const bool contact = f != raw.end() && f->second == "contact";
-  std::vector<std::pair<std::string, std::string>> events = {{"table_edge", contact ? "record" : "stop"}};
-  if (!contact) {
-    events.push_back({"lift_off", "stop"});
-    events.push_back({"slip_onset", "record"});
-  }
-  for (const auto& [name, def] : events)
-    v.push_back(string_key("events." + name, def, {"stop", "record"},
-                           "at the " + name + " event: stop the run, or only record the event"));
+  for (auto& k : event_parameters(contact).keys()) v.push_back(std::move(k));
   if (contact)
     for (auto& k : contact_formulation_keys()) v.push_back(std::move(k));
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
-  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  v.push_back(output_parameters().key("title"));
   append_formulation_keys(v, raw);
   return v;
 }
@@ -509,13 +503,26 @@ void initial_from(const Scenario& sc, const Params& p, double* x0) {
   }
 }
 
-EventActions actions_from(const Scenario& sc) {
-  EventActions a;
-  a.stop_at_edge = sc.string("events.table_edge") == "stop";
-  a.stop_at_lift_off = sc.string("events.lift_off") == "stop";
-  a.stop_at_slip_onset = sc.string("events.slip_onset") == "stop";
-  return a;
+const Parameters<EventActions>& event_parameters(bool contact) {
+  auto action = [](bool EventActions::*stop, const std::string& name) {
+    return event_action(stop, "events." + name, "at the " + name + " event: stop the run, or only record the event");
+  };
+  static const Parameters<EventActions> rolling{"tipping_table [events] keys",
+                                                {
+                                                    action(&EventActions::stop_at_edge, "table_edge"),
+                                                    action(&EventActions::stop_at_lift_off, "lift_off"),
+                                                    action(&EventActions::stop_at_slip_onset, "slip_onset"),
+                                                }};
+  // With real contact the engine records its own events; the table's edge is by default only recorded.
+  static const Parameters<EventActions> with_contact = [] {
+    EventActions d;
+    d.stop_at_edge = false;
+    return Parameters<EventActions>("tipping_table [events] keys (formulation = \"contact\")", {rolling.list()[0]}, d);
+  }();
+  return contact ? with_contact : rolling;
 }
+
+EventActions actions_from(const Scenario& sc) { return event_parameters(false).read(sc); }
 
 std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::array<int, kStates>& minimal,
                                                   const Signals& outputs) {
@@ -538,12 +545,13 @@ ModelEntry model_entry() {
   e.make_system = [](const Scenario& sc) {
     const Params p = params_from(sc);
     double x0[kStates];
-    if (sc.string("formulation") == "contact") {
+    const auto formulation = formulation_of(sc);
+    if (formulation == FormulationChoice::Contact) {
       const InitialState given = initial_values().read(sc);
       return make_contact_system(sc, p, given.data(), contact_options_from(sc));
     }
     initial_from(sc, p, x0);
-    if (sc.string("formulation") == "dae") return make_dae_system(p, x0, actions_from(sc), dae_options_from(sc));
+    if (formulation == FormulationChoice::Dae) return make_dae_system(p, x0, actions_from(sc), dae_options_from(sc));
     return make_system(p, x0, actions_from(sc));
   };
   return e;

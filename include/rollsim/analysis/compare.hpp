@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/scenario/parameters.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/observer.hpp"
 
@@ -66,7 +67,10 @@ struct Comparison {
 /// instants sampled at slightly different times are left out), and their events in order.
 Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareTolerances& tol);
 
-/// The [check] keys of a model with an ODE and a DAE formulation (defaults: CompareTolerances).
+/// The [check] keys of a model with an ODE and a DAE formulation, bound to CompareTolerances (its default member
+/// initializers are the keys' defaults); read(scenario) gives a check's tolerances.
+const Parameters<CompareTolerances>& formulation_check_parameters();
+/// The [check] keys of a schema: formulation_check_parameters().keys().
 std::vector<KeySpec> formulation_check_keys();
 
 /// Both formulations of one scenario, run and compared.

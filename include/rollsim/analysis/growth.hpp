@@ -73,7 +73,11 @@ struct GrowthResult {
 inline constexpr const char* kGrowthFloorFormula =
     "2 sqrt(n_steps) |V^-1 row|_1 (rtol epsilon + atol + u |x0|) / (|q(0)| |lambda| window), u = 2.2e-16";
 
+/// The [growth] keys, bound to GrowthOptions (its default member initializers are the keys' defaults).
+const Parameters<GrowthOptions>& growth_parameters();
+/// The [growth] keys of a schema: growth_parameters().keys().
 std::vector<KeySpec> growth_keys();
+/// The [growth] options of a validated scenario (at least one epsilon).
 GrowthOptions growth_options(const Scenario& sc);
 
 /// Run the check. Each perturbed run is the model (a HybridSystem) simulated from x0 + epsilon shape with `base` (the scenario's

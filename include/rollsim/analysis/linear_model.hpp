@@ -6,6 +6,7 @@
 
 #include "rollsim/analysis/linear.hpp"
 #include "rollsim/hybrid/system.hpp"
+#include "rollsim/scenario/parameters.hpp"
 #include "rollsim/scenario/scenario.hpp"
 
 namespace rollsim {
@@ -39,7 +40,9 @@ struct LinearResult {
   std::string rule;                             ///< the classification rule in words
 };
 
-/// The [linear] keys.
+/// The [linear] keys, bound to LinearOptions (its default member initializers are the keys' defaults).
+const Parameters<LinearOptions>& linear_parameters();
+/// The [linear] keys of a schema: linear_parameters().keys().
 std::vector<KeySpec> linear_keys();
 /// The keys every smooth (linearisable) model's schema appends: [linear] and [growth], declared once here
 /// and in growth_keys().

@@ -46,11 +46,16 @@ void check_unique_columns(const HybridSystem& sys, const Scenario& sc);
 /// compilation or the cache. Empty for the other models. For the terminal only (the times vary from run to run).
 std::string model_setup_text(const HybridSystem& system);
 
-/// Keys every model shares: [simulation], [solver], [output] and the title. A model may redefine one (e.g. its own
+/// Keys every model shares: [simulation], [solver], [output] and the title, as declared once in
+/// analysis/simulation_keys.hpp. A model may narrow one with a variant of that declaration (e.g. its own
 /// solver.method choices); its [events] keys are its own.
 std::vector<KeySpec> common_keys();
 
-/// The [simulation] and [solver] keys of a validated scenario (common_keys() declares them).
+/// The [simulation] and [solver] keys of a validated scenario (simulation_parameters() reads them), with the
+/// number of samples checked.
 SimulationOptions simulation_options(const Scenario& sc);
+struct OutputOptions;  // analysis/simulation_keys.hpp
+/// The [output] keys and the title of a validated scenario (output_parameters() reads them).
+OutputOptions output_options(const Scenario& sc);
 
 }  // namespace rollsim

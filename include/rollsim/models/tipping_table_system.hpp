@@ -32,6 +32,10 @@ const Parameters<InitialState>& initial_values();
 /// Parameters and initial state read from a validated scenario (throws InputError on inconsistent values).
 Params params_from(const Scenario& sc);
 void initial_from(const Scenario& sc, const Params& p, double* x0);
+/// The [events] keys, bound to EventActions: table_edge, lift_off and slip_onset; with formulation = "contact"
+/// table_edge only, recorded by default.
+const Parameters<EventActions>& event_parameters(bool contact);
+/// The event actions of a validated scenario (of either formulation: a key it lacks keeps EventActions{}'s value).
 EventActions actions_from(const Scenario& sc);
 
 /// The system, in the minimal coordinates of (1.3)-(1.4).

@@ -13,8 +13,8 @@ namespace rollsim {
 
 struct SimulationOptions {
   double t0 = 0;
-  double t_end = 1;
-  double output_dt = 0.01;  ///< sample spacing; samples at t0 + k output_dt, plus event instants and t_final
+  double t_end = 10;
+  double output_dt = 1e-3;  ///< sample spacing; samples at t0 + k output_dt, plus event instants and t_final
   SolverOptions solver;
   long max_events = 1000000;  ///< a run stops with an error past this many events (a guard against Zeno)
 };
