@@ -39,6 +39,7 @@
 
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
 #include "rollsim/scenario/parameters.hpp"
@@ -51,7 +52,7 @@ std::vector<KeySpec> model_keys(const Parameters<P>& parameters, const Parameter
                                 std::vector<KeySpec> more = {}) {
   std::vector<KeySpec> v = parameters.keys();
   for (auto& k : initial.keys()) v.push_back(std::move(k));
-  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  v.push_back(output_parameters().key("title"));
   for (auto& k : more) v.push_back(std::move(k));
   return v;
 }
