@@ -14,6 +14,21 @@
 
 namespace rollsim::test {
 
+/// True in a sanitizer tree (tools/test-sanitize; tests/CMakeLists.txt defines ROLLSIM_SANITIZED there), false in
+/// a release or plain build. The long physics cases run a smaller size where it is true (a shorter horizon, fewer
+/// starts), through the same code paths; each says which size runs where.
+#ifdef ROLLSIM_SANITIZED
+inline constexpr bool sanitized = true;
+#else
+inline constexpr bool sanitized = false;
+#endif
+
+/// `full` in a release or plain build, `small` in a sanitizer tree (see `sanitized`).
+template <class T>
+constexpr T full_or_sanitized(T full, T small) {
+  return sanitized ? small : full;
+}
+
 /// Records every sample and event of a run.
 class Recorder final : public Observer {
  public:

@@ -105,7 +105,8 @@ TEST_CASE("double pendulum: small-angle normal modes, equal masses and lengths: 
     CHECK(im[4] == doctest::Approx(fast).epsilon(1e-12));
   }
   SUBCASE("the nonlinear run started in each mode shape (theta2 = +-sqrt 2 theta1) oscillates at its frequency") {
-    for (const auto& [ratio, w] : {std::pair{std::sqrt(2.0), slow}, std::pair{-std::sqrt(2.0), fast}}) {
+    for (const auto& shape : {std::pair{std::sqrt(2.0), slow}, std::pair{-std::sqrt(2.0), fast}}) {
+      const double ratio = shape.first, w = shape.second;  // not a structured binding: CAPTURE's lambda takes it
       CAPTURE(ratio);
       const double a = 1e-5;  // amplitude: the nonlinear frequency shift is O(a^2) ~ 1e-10 relative
       const double period = 2 * M_PI / w;

@@ -360,8 +360,11 @@ TEST_CASE("indeterminate contacts: the ladder below the critical friction slides
           "kinetic friction at both ends, until the top leaves the wall") {
   // mu_f = mu_w = 0.1: the rest needs 2 mu_f tan(theta) >= 1 - mu_f mu_w (0.35 < 0.99), the floor alone 0.2887.
   // Released at rest, both ends slide at once (the foot away from the wall, the top down).
+  // Size: the release run takes the three pairs; a sanitizer tree (test::sanitized) the first and the frictionless
+  // wall, the reference's integration in the test being most of the time there.
   const Ladder L;
   for (const auto& [mu_f, mu_w] : {std::pair{0.1, 0.1}, std::pair{0.2, 0.05}, std::pair{0.1, 0.0}}) {
+    if (test::sanitized && mu_f == 0.2) continue;
     INFO("mu_f = " << mu_f << ", mu_w = " << mu_w);
     REQUIRE_FALSE(L.rests(mu_f, mu_w));
     std::vector<std::string> sets = L.overrides(mu_f, mu_w);
