@@ -95,7 +95,7 @@ TEST_CASE("carriage pendulum: body coordinates on IDA agree with the minimal equ
       {long_rod, {-0.2, 2.0, 0.0, -0.5}},  // a large swing: well past the linear range
   };
   for (const auto& c : cases) {
-    auto sys = carriage_pendulum::make_system(c.p, c.s0.data(), carriage_pendulum::DaeOptions{}, false);
+    auto sys = carriage_pendulum::make_system(c.p, c.s0.data(), DaeOptions{}, false);
     SimulationOptions opt;
     opt.t_end = 5.0;
     opt.output_dt = 0.01;
@@ -165,12 +165,12 @@ TEST_CASE("carriage pendulum: every minimal-form output is a body-form output wi
   p.force = 0.7;
   const double mn0[4] = {0.1, 0.3, -0.2, 0.5};
   auto ode = carriage_pendulum::make_minimal_system(p, mn0, false);
-  auto dae = carriage_pendulum::make_system(p, mn0, carriage_pendulum::DaeOptions{}, false);
+  auto dae = carriage_pendulum::make_system(p, mn0, DaeOptions{}, false);
   const Signals &oo = ode->outputs(), &od = dae->outputs();
   // Another state than the start, so that input_work is not 0: the body state with a consistent multiplier.
   const double mn[4] = {0.25, -0.6, 0.4, 1.3};
   std::vector<double> xb(dae->size()), yo(oo.size()), yd(od.size());
-  carriage_pendulum::body_state(p, carriage_pendulum::DaeOptions{}, mn, xb.data());
+  carriage_pendulum::body_state(p, DaeOptions{}, mn, xb.data());
   ode->compute_outputs(0, mn, 0, yo.data());
   dae->compute_outputs(0, xb.data(), 0, yd.data());
   for (std::size_t i = 0; i < oo.size(); ++i) {

@@ -67,7 +67,7 @@ TEST_CASE("tipping table DAE: the multipliers at the start are the ODE's contact
   p.table_torque = 0.3;
   const double xm[4] = {0.02, -0.5, 0.1, -0.3};
   double xb[tipping_table::kDaeStates];
-  tipping_table::body_state(p, tipping_table::DaeOptions{}, xm, xb);
+  tipping_table::body_state(p, DaeOptions{}, xm, xb);
   double n, t;
   tipping_table::contact_forces(p, xm, p.table_torque, n, t);
   CHECK(xb[8] == doctest::Approx(n).epsilon(1e-12));
@@ -171,14 +171,14 @@ TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's va
   p.friction_coefficient = 0.4;
   const double x0[tipping_table::kStates] = {0.02, -0.1, 0.05, 0.3};
   auto ode = tipping_table::make_system(p, x0, tipping_table::EventActions{});
-  auto dae = tipping_table::make_dae_system(p, x0, tipping_table::EventActions{}, tipping_table::DaeOptions{});
+  auto dae = tipping_table::make_dae_system(p, x0, tipping_table::EventActions{}, DaeOptions{});
   const Signals& oo = ode->outputs();
   const Signals& od = dae->outputs();
   // At another state than the start (so that input_work is not 0 in both): the DAE's body state with
   // consistent multipliers, built from the same minimal state.
   const double xm[tipping_table::kStates] = {0.07, -0.4, -0.2, 1.1};
   std::vector<double> xb(dae->size()), yo(oo.size()), yd(od.size());
-  tipping_table::body_state(p, tipping_table::DaeOptions{}, xm, xb.data());
+  tipping_table::body_state(p, DaeOptions{}, xm, xb.data());
   ode->compute_outputs(0, xm, 0, yo.data());
   dae->compute_outputs(0, xb.data(), 0, yd.data());
   for (std::size_t i = 0; i < oo.size(); ++i) {
@@ -211,7 +211,7 @@ TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's va
 TEST_CASE("output lists: a formulation's extension keeps every shared output first, in order; names are unique") {
   const auto& ode = tipping_table::outputs();
   auto dae = tipping_table::make_dae_system(tipping_table::Params{}, std::array<double, 4>{0.01, 0, 0, 0}.data(),
-                                            tipping_table::EventActions{}, tipping_table::DaeOptions{});
+                                            tipping_table::EventActions{}, DaeOptions{});
   const Signals& od = dae->outputs();
   REQUIRE(od.size() > ode.size());
   for (std::size_t i = 0; i < ode.size(); ++i) {

@@ -174,19 +174,30 @@ TEST_CASE("option keys: every model's variant of a shared key derives from the s
   CHECK(std::get<std::string>(*disk_method->def) == std::get<std::string>(*method->def));
   CHECK(disk_method->description.rfind(method->description, 0) == 0);
   // A DAE formulation keeps "bdf" only, one of the shared methods.
-  for (const auto& [model, formulation] : std::vector<std::pair<std::string, std::string>>{
-           {"carriage_pendulum", "dae"}, {"tipping_table", "dae"}}) {
-    CAPTURE(model);
-    const std::vector<KeySpec> keys = find_model(model)->schema({{"formulation", formulation}});
+  // The [dae] key of every constrained form is the shared one's variant: its unit and range, the user model
+  // with a default of its own (the key listing of the user model lists its constrained form's keys).
+  const KeySpec rate = dae_parameters().key("dae.stabilization_rate");
+  CHECK(std::get<double>(*rate.def) == DaeOptions{}.stabilization_rate);
+  for (const auto& entry : std::vector<std::pair<std::string, std::string>>{
+           {"carriage_pendulum", "dae"}, {"tipping_table", "dae"}, {"lagrangian", ""}}) {
+    const auto& [model, formulation] = entry;
+    CAPTURE(entry.first);
+    const std::vector<KeySpec> keys =
+        find_model(model)->schema(formulation.empty() ? std::map<std::string, std::string>{}
+                                                      : std::map<std::string, std::string>{{"formulation", formulation}});
     const KeySpec* m = find_key(keys, "solver.method");
     REQUIRE(m);
     CHECK(m->choices == std::vector<std::string>{"bdf"});
     CHECK(std::find(method->choices.begin(), method->choices.end(), "bdf") != method->choices.end());
+    const KeySpec* r = find_key(keys, "dae.stabilization_rate");
+    REQUIRE(r);
+    CHECK(r->unit == rate.unit);
+    CHECK(key_row(*r).allowed == key_row(rate).allowed);
+    if (model != "lagrangian") CHECK(key_row(*r).def == key_row(rate).def);
   }
-  // Every other shared key a built-in model lists is the shared one, default and range included: a model that
-  // lists one (the title) lists the declaration itself.
+  // Every other shared key a model lists is the shared one, default and range included: a model that lists one
+  // (the title) lists the declaration itself.
   for (const auto& m : models()) {
-    if (m.name == "lagrangian") continue;  // the user model's keys are declared by its own key table
     for (const auto& k : m.schema({})) {
       const KeySpec* c = find_key(common, k.path);
       if (!c || k.path == "solver.method" || (m.name == "rolling_disk" && k.path.rfind("simulation.", 0) == 0))
@@ -226,12 +237,6 @@ TEST_CASE("option keys: no bound key is read by its path or declared again outsi
   const std::regex declared(
       R"(\b(real_key|integer_key|string_key|boolean_key|real_list_key|string_list_key|expression_key|string_option|)"
       R"(integer_option|boolean_option|choice_option)\(\s*"([a-z_.]+)\")");
-  // The user model's own key table still declares these three; its keys are bound there, by another table.
-  const std::set<std::pair<std::string, std::string>> user_model_copies = {
-      {"src/models/lagrangian_keys.cpp", "solver.method"},
-      {"src/models/lagrangian_keys.cpp", "dae.stabilization_rate"},
-      {"src/models/lagrangian_keys.cpp", "title"},
-  };
   namespace fs = std::filesystem;
   const fs::path root = ROLLSIM_SOURCE_DIR;
   std::map<std::string, std::vector<std::string>> declarations;  // path -> file:line of each declaration
@@ -247,7 +252,7 @@ TEST_CASE("option keys: no bound key is read by its path or declared again outsi
         if (bound.count((*it)[2].str())) reads.push_back(rel + ":" + std::to_string(n) + ": " + (*it)[0].str());
       for (auto it = std::sregex_iterator(line.begin(), line.end(), declared); it != std::sregex_iterator(); ++it) {
         const std::string path = (*it)[2].str();
-        if (bound.count(path) && !user_model_copies.count({rel, path}))
+        if (bound.count(path))
           declarations[path].push_back(rel + ":" + std::to_string(n));
       }
     }
@@ -258,19 +263,14 @@ TEST_CASE("option keys: no bound key is read by its path or declared again outsi
   for (const auto& r : reads) listed += r + "\n";
   CAPTURE(listed);
   CHECK(reads.empty());
-  // Each bound key is declared once; a key bound per model (dae.stabilization_rate, to each model's DaeOptions)
-  // is declared once per model file.
-  for (const auto& [path, where] : declarations) {
-    CAPTURE(path);
+  // Each bound key is declared once, in one file; a model narrows it with a KeyVariant of that declaration.
+  for (const auto& declaration : declarations) {
+    const auto& [path, where] = declaration;
+    CAPTURE(declaration.first);
     std::string all;
-    std::set<std::string> files;
-    for (const auto& w : where) {
-      all += w + " ";
-      files.insert(w.substr(0, w.find(':')));
-    }
+    for (const auto& w : where) all += w + " ";
     CAPTURE(all);
-    CHECK(files.size() == where.size());
-    if (path != "dae.stabilization_rate") CHECK(where.size() == 1);
+    CHECK(where.size() == 1);
   }
 }
 

@@ -133,6 +133,14 @@ std::string formulation_name(FormulationChoice f) {
   return "?";
 }
 
+const Parameters<DaeOptions>& dae_parameters() {
+  static const Parameters<DaeOptions> list{
+      "[dae] keys",
+      {param(&DaeOptions::stabilization_rate,
+             real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0").non_negative())}};
+  return list;
+}
+
 KeySpec dae_solver_method_key(const std::string& when) {
   return KeyVariant(solver_parameters().key("solver.method"))
       .only_choices({"bdf"})

@@ -278,15 +278,6 @@ const Parameters<MinimalState>& initial_values() {
 
 namespace {
 
-/// The [dae] key of the constrained formulation, bound to DaeOptions.
-const Parameters<DaeOptions>& dae_parameters() {
-  static const Parameters<DaeOptions> list{
-      "carriage_pendulum [dae] keys",
-      {param(&DaeOptions::stabilization_rate,
-             real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a: C'' + 2 a C' + a^2 C = 0").non_negative())}};
-  return list;
-}
-
 /// What the run does at an event: stop or only record it.
 struct EventKeys {
   bool stop_at_slack = false;

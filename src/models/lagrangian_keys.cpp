@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "rollsim/analysis/linear_model.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/models/contact_keys.hpp"
 #include "lagrangian_internal.hpp"
 
@@ -107,13 +108,13 @@ KeyTable make_key_table() {
                  {{"rising", 1}, {"falling", -1}, {"both", 0}}),
       choice_row(&EventKeys::terminal, string_key("events.{name}.action", "record", {}, "stop the run, or only record the event"),
                  {{"record", false}, {"stop", true}})};
+  // The shared declarations of dae.stabilization_rate (with the user model's default) and of a DAE's solver.method.
   t.dae.rows = {
       row(&DaeKeys::stabilization_rate,
-          real_key("dae.stabilization_rate", "1/s", "Baumgarte rate a of the constraints: C'' + 2 a C' + a^2 C = 0")
+          KeyVariant(dae_parameters().key("dae.stabilization_rate"))
               .with_default(DaeKeys{}.stabilization_rate)
-              .non_negative()),
-      row(&DaeKeys::method, string_key("solver.method", "bdf", {"bdf"},
-                                       "IDA integrates with variable-order BDF (the only choice for a model with constraints)"))};
+              .with_description("Baumgarte rate a of the constraints: C'' + 2 a C' + a^2 C = 0")),
+      row(&DaeKeys::method, dae_solver_method_key("for a model with constraints"))};
   return t;
 }
 
@@ -210,7 +211,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   // (nonsmooth.stabilization_rate, any solver.method).
   if (!constraints.empty() && (contact_names.empty() || listing)) t.dae.append_keys("", v);
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
-  v.push_back(string_key("title", "", {}, "a title for plots and reports"));
+  v.push_back(output_parameters().key("title"));
   return v;
 }
 

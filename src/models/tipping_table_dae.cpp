@@ -160,28 +160,14 @@ std::unique_ptr<HybridSystem> make_dae_system(const Params& p, const double* x0,
   return std::make_unique<TableDaeSystem>(p, x0, actions, options);
 }
 
-namespace {
-
-/// The [dae] key of the constrained formulation, bound to DaeOptions.
-const Parameters<DaeOptions>& dae_parameters() {
-  static const Parameters<DaeOptions> list{
-      "tipping_table [dae] keys",
-      {param(&DaeOptions::stabilization_rate,
-             real_key("dae.stabilization_rate", "1/s",
-                      "Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0")
-                 .non_negative())}};
-  return list;
-}
-
-}  // namespace
-
 void append_formulation_keys(std::vector<KeySpec>& v, const std::map<std::string, std::string>& raw) {
   v.push_back(KeyVariant(formulation_parameters().key("formulation"))
                   .only_choices({"ode", "dae", "contact"})
                   .with_description("ode: minimal coordinates on CVODE; dae: body coordinates with constraints on IDA; "
                                     "contact: the wheel a free body on the table, unilateral contact with friction and "
                                     "impacts"));
-  for (auto& k : dae_parameters().keys()) v.push_back(std::move(k));
+  v.push_back(KeyVariant(dae_parameters().key("dae.stabilization_rate"))
+                  .with_description("Baumgarte rate a of the constrained formulation: C'' + 2 a C' + a^2 C = 0"));
   for (auto& k : formulation_check_keys()) v.push_back(std::move(k));
   const auto it = raw.find("formulation");
   if (it != raw.end() && it->second == "dae")

@@ -52,6 +52,15 @@ Parameter<T> event_action(bool T::*stop, std::string path, std::string descripti
                 std::vector<std::pair<std::string, bool>>{{"stop", true}, {"record", false}});
 }
 
+/// The [dae] keys of a constrained formulation (body coordinates held by constraints, on IDA): the tipping
+/// table's and the carriage pendulum's DAEs read them; the user model narrows the key (its own default) with
+/// KeyVariant.
+struct DaeOptions {
+  double stabilization_rate = 20.0;  ///< Baumgarte rate a [1/s]
+};
+/// dae.stabilization_rate, bound to DaeOptions.
+const Parameters<DaeOptions>& dae_parameters();
+
 /// solver.method of a constrained (DAE) formulation: "bdf" only, IDA's variable-order BDF; `when` (e.g. "for
 /// formulation = \"dae\"") says when in the description, empty for a model that is a DAE only.
 KeySpec dae_solver_method_key(const std::string& when);

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <memory>
 
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
 #include "rollsim/scenario/parameters.hpp"
@@ -125,11 +126,6 @@ S minimal_potential_energy(const Params& p, const S* x) {
   using std::cos;
   return 0.5 * p.spring_stiffness * x[0] * x[0] - p.bob_mass * p.gravity * p.rod_length * cos(x[1]);
 }
-
-/// Options of the constrained formulation.
-struct DaeOptions {
-  double stabilization_rate = 20.0;  ///< Baumgarte rate a [1/s]
-};
 
 /// Body state with a consistent multiplier from the minimal state [x, phi, x', phi'].
 void body_state(const Params& p, const DaeOptions& o, const double* minimal, double* x);

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/ideal_rolling.hpp"
 #include "rollsim/models/tipping_table.hpp"
@@ -100,11 +101,6 @@ struct BodyModel {
 };
 
 inline constexpr int kDaeStates = 10;
-
-/// Options of the constrained formulation.
-struct DaeOptions {
-  double stabilization_rate = 20.0;  ///< Baumgarte rate a [1/s]
-};
 
 /// The body-coordinate state (with consistent multipliers) of a minimal state [theta1, theta2, omega1, omega2].
 void body_state(const Params& p, const DaeOptions& o, const double* x_minimal, double* x_body);
