@@ -27,11 +27,10 @@ using namespace detail;
 
 class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
  public:
-  SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
+  SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
+      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
-    outputs_ = output_signals(*c_);
-    balance_ = signal_index(outputs_, "energy_balance", "user model outputs");
     for (std::size_t i = 0; i < c_->n; ++i)
       inputs_.push_back({"force_" + c_->coordinates[i], "generalized force",
                          "generalized force added to Q of " + c_->coordinates[i] + " (0 in a run; a linearisation's input)"});
@@ -39,7 +38,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
-  const Signals& outputs() const override { return outputs_; }
+  const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
   void rhs(double t, const double* x, int, double* xdot) const override { ode_rhs(*c_, t, x, 0.0, xdot); }
   bool jacobian(double t, const double* x, int, double* J) const override {
@@ -50,15 +49,19 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::size_t witness_count(int) const override { return c_->n_events; }
   void witness_values(double t, const double* x, int, double* g) const override { witness_eval(*c_, t, x, 0.0, g); }
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
-    double* y = output_buffer(outputs_.size());
-    ode_outputs(*c_, t, x, 0.0, y);
-    e.energy = y[balance_];
+    double* y = output_buffer(list_.size());
+    compute_outputs(t, x, 0, y);
+    e.energy = y[energy_.balance];
     e.dissipated = 0;
-    e.scale = ledger_scale(*c_, x, y);
+    e.scale = ledger_scale(*c_, energy_, x, y);
     return true;
   }
-  void compute_outputs(double t, const double* x, int, double* y) const override { ode_outputs(*c_, t, x, 0.0, y); }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<EnergySummarizer>(c_); }
+  void compute_outputs(double t, const double* x, int, double* y) const override {
+    list_.compute(ode_output_context(*c_, t, x, 0.0), y);
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<EnergySummarizer>(c_, energy_);
+  }
 
   // Linearizable: values from the compiled kernels, first derivatives from their exact Jacobians.
   /// The inputs: a generalized force on each coordinate, added to Q (0 in a run), so that a linearisation has
@@ -98,13 +101,14 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
  private:
   std::shared_ptr<const Compiled> c_;
   std::vector<double> x0_;
-  Signals states_, outputs_, inputs_;
-  std::size_t balance_ = 0;  ///< the column of energy_balance in the outputs
+  RuntimeOutputList<OutputContext> list_;  ///< the outputs
+  EnergyColumns energy_;                   ///< the ledger's columns among them
+  Signals states_, inputs_;
 };
 
 void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
   const Compiled& c = *c_;
-  const std::size_t N = size(), n = c.n, m = outputs_.size();
+  const std::size_t N = size(), n = c.n, m = list_.size();
   for (std::size_t i = 0; i < N; ++i) y[i] = x[i];
   std::vector<double> xv(N), yv(m), J(N * N);
   for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
@@ -123,7 +127,7 @@ void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
   // The user's outputs are differentiated exactly (their Jacobian kernel, with da/dx through the accelerations);
   // the built-in ones (energies, contact values) by forward differences of their exact values, which is enough
   // for outputs that are never a linearisation's default.
-  const std::size_t first_user = m - c.n_user_outputs;
+  const std::size_t first_user = c.user_outputs.empty() ? m : list_.index(c.user_outputs.front().name);
   Scratch& w = scratch(c);
   accelerations(c, w, 0.0, xv.data(), 0.0, w.tmp.data());
   std::vector<double> oj(c.n_user_outputs * 3 * n);
@@ -151,18 +155,17 @@ void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
 
 class ContactSystem final : public FilippovSystem, public UserModel {
  public:
-  ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
+  ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
+      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
-    outputs_ = output_signals(*c_);
-    balance_ = signal_index(outputs_, "energy_balance", "user model outputs");
     for (int m : {kMinus, kSliding, kPlus}) engine_count_[m + 1] = FilippovSystem::witnesses(m).size();
-    d_index_ = 2 * c_->n + (c_->has_forces ? 1 : 0);
+    d_index_ = signal_index(states_, "dissipated_friction", "user model states");
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
-  const Signals& outputs() const override { return outputs_; }
+  const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
   void field_plus(double t, const double* x, double* f) const override { ode_rhs(*c_, t, x, 1.0, f); }
   void field_minus(double t, const double* x, double* f) const override { ode_rhs(*c_, t, x, -1.0, f); }
@@ -213,25 +216,25 @@ class ContactSystem final : public FilippovSystem, public UserModel {
     FilippovSystem::event_details(t, x, mode, witness, extra);
   }
   bool energy_ledger(double t, const double* x, int mode, EnergyLedger& e) const override {
-    double* y = output_buffer(outputs_.size());
+    double* y = output_buffer(list_.size());
     compute_outputs(t, x, mode, y);
     if (c_->friction_dissipates) {
       e.dissipated = x[d_index_];
-      e.energy = y[balance_] - e.dissipated;
+      e.energy = y[energy_.balance] - e.dissipated;
       e.dissipated_state = static_cast<int>(d_index_);
     } else {
-      e.energy = y[balance_];
+      e.energy = y[energy_.balance];
     }
-    e.scale = ledger_scale(*c_, x, y);
+    e.scale = ledger_scale(*c_, energy_, x, y);
     return true;
   }
   void compute_outputs(double t, const double* x, int mode, double* y) const override {
     // Sticking: F0 is F_s with the equivalent control's s (sign()).
-    ode_outputs(*c_, t, x, sign(t, x, mode), y);
+    list_.compute(ode_output_context(*c_, t, x, sign(t, x, mode)), y);
   }
   std::string symbol_legend() const override { return "+ slip forward (w > 0), - slip backward, 0 stick"; }
   std::unique_ptr<Summarizer> make_physics_summarizer(const FilippovRecord&) const override {
-    return std::make_unique<EnergySummarizer>(c_);
+    return std::make_unique<EnergySummarizer>(c_, energy_);
   }
 
  private:
@@ -249,10 +252,11 @@ class ContactSystem final : public FilippovSystem, public UserModel {
 
   std::shared_ptr<const Compiled> c_;
   std::vector<double> x0_;
-  Signals states_, outputs_;
+  RuntimeOutputList<OutputContext> list_;  ///< the outputs
+  EnergyColumns energy_;                   ///< the ledger's columns among them
+  Signals states_;
   std::size_t engine_count_[3] = {1, 2, 1};
-  std::size_t d_index_ = 0;
-  std::size_t balance_ = 0;  ///< the column of energy_balance in the outputs
+  std::size_t d_index_ = 0;  ///< the state dissipated_friction
 };
 
 // ---- several contacts, unilateral gaps, impacts (the contact engine) ---------------------------------------
@@ -348,7 +352,8 @@ class UserContactSystem final : public ContactEngine, public UserModel {
 
 class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, public UserModel {
  public:
-  ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0) : c_(std::move(c)), x0_(std::move(x0)) {
+  ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
+      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), columns_(*c_, list_.signals()) {
     states_ = state_signals(*c_);
     for (const auto& n : c_->constraint_names)
       states_.push_back({"lambda_" + n, "", "multiplier of constraint " + n + " (its generalized force is G^T lambda)"});
@@ -362,13 +367,11 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
                              "work done by the constraint forces G^T lambda since the start ((G^T lambda).q'; nonzero "
                              "for a moving constraint)"}
                           .as(Role::ConstraintWork));
-    outputs_ = output_signals(*c_);
-    columns_ = Columns(*c_, outputs_);
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
-  const Signals& outputs() const override { return outputs_; }
+  const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
   void residual(double t, const double* x, const double* xdot, int, double* r) const override {
     const std::size_t n = c_->n;
@@ -428,25 +431,26 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     double* in = fill_dae(w, t, x, xd.data());
     double e[3];
     c_->energy(in, e);
-    y[columns_.T] = e[1];
-    y[columns_.V] = e[2];
-    y[columns_.h] = e[0];
-    y[columns_.balance] = balance(e[0], x);
     std::vector<double> cons(2 * nc);
     c_->constraints(in, cons.data());
-    for (std::size_t k = 0; k < nc; ++k) y[columns_.constraints[k]] = cons[k];
-    if (c_->n_user_outputs) c_->outputs(in, y + columns_.user);
+    OutputContext o{*c_, in};
+    o.h = e[0];
+    o.T = e[1];
+    o.V = e[2];
+    o.balance = balance(e[0], x);
+    o.constraints = cons.data();
+    list_.compute(o, y);
   }
   std::unique_ptr<Summarizer> make_summarizer() const override {
     return std::make_unique<ConstraintSummarizer>(columns_);
   }
   /// E = h - W_Q + P - W_C, conserved (the self-audit checks it); no dissipation.
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
-    double* y = output_buffer(outputs_.size());
+    double* y = output_buffer(list_.size());
     compute_outputs(t, x, 0, y);
-    e.energy = y[columns_.balance];
+    e.energy = y[columns_.energy.balance];
     e.dissipated = 0;
-    e.scale = std::abs(y[columns_.T]) + std::abs(y[columns_.V]);
+    e.scale = std::abs(y[columns_.energy.T]) + std::abs(y[columns_.energy.V]);
     for (std::size_t k = 2 * c_->n + c_->nc; k < size(); ++k) e.scale += std::abs(x[k]);
     return true;
   }
@@ -484,19 +488,13 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
   }
 
  private:
-  /// The columns of the outputs computed here, found by name among output_signals (their one declaration); the
-  /// user's outputs, written by their kernel at once, start at the first of them.
+  /// The columns the ledger and the summary read, found by name among the outputs (output_list, their one
+  /// declaration).
   struct Columns {
-    Columns() = default;
-    Columns(const Compiled& c, const Signals& outputs)
-        : T(signal_index(outputs, "kinetic_energy", "user model outputs")),
-          V(signal_index(outputs, "potential_energy", "user model outputs")),
-          h(signal_index(outputs, "energy", "user model outputs")),
-          balance(signal_index(outputs, "energy_balance", "user model outputs")),
-          user(c.user_outputs.empty() ? outputs.size() : signal_index(outputs, c.user_outputs.front().name, "user model outputs")) {
+    Columns(const Compiled& c, const Signals& outputs) : energy(outputs) {
       for (const auto& n : c.constraint_names) constraints.push_back(signal_index(outputs, "constraint_" + n, "user model outputs"));
     }
-    std::size_t T = 0, V = 0, h = 0, balance = 0, user = 0;
+    EnergyColumns energy;
     std::vector<std::size_t> constraints;
   };
 
@@ -505,10 +503,10 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     explicit ConstraintSummarizer(Columns columns) : columns_(std::move(columns)) {}
     void on_point(double, const double*, const double* y, int) override {
       if (!have_) {
-        e0_ = y[columns_.balance];
+        e0_ = y[columns_.energy.balance];
         have_ = true;
       }
-      drift_ = std::max(drift_, std::abs(y[columns_.balance] - e0_));
+      drift_ = std::max(drift_, std::abs(y[columns_.energy.balance] - e0_));
       for (const std::size_t k : columns_.constraints) worst_ = std::max(worst_, std::abs(y[k]));
     }
     std::vector<SummaryItem> items() const override {
@@ -542,8 +540,9 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
 
   std::shared_ptr<const Compiled> c_;
   std::vector<double> x0_;
-  Signals states_, outputs_;
-  Columns columns_;
+  RuntimeOutputList<OutputContext> list_;  ///< the outputs
+  Columns columns_;                        ///< the ledger's and the summary's columns among them
+  Signals states_;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
+#include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/lagrangian.hpp"
 #include "rollsim/scenario/scenario.hpp"
@@ -179,30 +180,60 @@ inline void add_extra_states(const Compiled& c, Signals& s) {
         Role::InputWork, +1));
 }
 
-/// Built-in outputs first (energies), then the contact's, then the user's.
-inline Signals output_signals(const Compiled& c) {
-  Signals s{Signal{"kinetic_energy", "J", "kinetic energy T"}.as(Role::KineticEnergy),
-            Signal{"potential_energy", "J", "potential energy V"}.as(Role::PotentialEnergy),
-            Signal{"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}.as(Role::TotalEnergy)};
-  if (c.nc == 0)
-    s.push_back(Signal{"energy_balance", "J", "h - work_forces + dissipated_friction + work_explicit_time: constant"}
-                    .as(Role::Ledger));
-  else
-    s.push_back(Signal{"energy_balance", "J", "h - work_forces + work_explicit_time - work_constraints: constant"}
-                    .as(Role::Ledger));
+/// What the user model's outputs are computed from at one point: the kernels' inputs (with the accelerations, and
+/// the multipliers of a DAE), the energies and the balance, the contact's values and the constraints' residuals.
+struct OutputContext {
+  const Compiled& c;
+  const double* in;  ///< the kernels' inputs
+  double T = 0, V = 0, h = 0, balance = 0;
+  double slip = 0, normal = 0;            ///< the contact's slip velocity and normal force (has_contact)
+  const double* constraints = nullptr;  ///< the constraints' residuals (nc of them)
+};
+
+/// The user model's outputs, declared once with their compute functions: the energies and the balance, then the
+/// contact's, the constraints' residuals and the user's (their kernel, as one block).
+inline RuntimeOutputList<OutputContext> output_list(const Compiled& c) {
+  using C = OutputContext;
+  RuntimeOutputList<C> out;
+  out.add(Signal{"kinetic_energy", "J", "kinetic energy T"}.as(Role::KineticEnergy), [](const C& o) { return o.T; });
+  out.add(Signal{"potential_energy", "J", "potential energy V"}.as(Role::PotentialEnergy),
+          [](const C& o) { return o.V; });
+  out.add(Signal{"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}.as(Role::TotalEnergy),
+          [](const C& o) { return o.h; });
+  out.add(Signal{"energy_balance", "J",
+                 c.nc == 0 ? "h - work_forces + dissipated_friction + work_explicit_time: constant"
+                           : "h - work_forces + work_explicit_time - work_constraints: constant"}
+              .as(Role::Ledger),
+          [](const C& o) { return o.balance; });
   if (c.has_contact) {
-    s.push_back(Signal{"slip_velocity", "m/s", "the contact's slip velocity w"}.of_contact(Role::SlipVelocity, "contact"));
-    s.push_back(Signal{"normal_force", "N", "the contact's normal force N"}.of_contact(Role::NormalForce, "contact"));
+    out.add(Signal{"slip_velocity", "m/s", "the contact's slip velocity w"}.of_contact(Role::SlipVelocity, "contact"),
+            [](const C& o) { return o.slip; });
+    out.add(Signal{"normal_force", "N", "the contact's normal force N"}.of_contact(Role::NormalForce, "contact"),
+            [](const C& o) { return o.normal; });
   }
-  for (const auto& n : c.constraint_names) s.push_back({"constraint_" + n, "", "residual of constraint " + n});
-  for (const auto& o : c.user_outputs) s.push_back(o);
-  return s;
+  for (std::size_t k = 0; k < c.constraint_names.size(); ++k)
+    out.add({"constraint_" + c.constraint_names[k], "", "residual of constraint " + c.constraint_names[k]},
+            [k](const C& o) { return o.constraints[k]; });
+  out.add_block(c.user_outputs, [](const C& o, double* y) { o.c.outputs(o.in, y); });
+  return out;
 }
 
+inline Signals output_signals(const Compiled& c) { return output_list(c).signals(); }
+
+/// The columns of the energies and the balance among the outputs, found by name once.
+struct EnergyColumns {
+  explicit EnergyColumns(const Signals& outputs)
+      : T(signal_index(outputs, "kinetic_energy", "user model outputs")),
+        V(signal_index(outputs, "potential_energy", "user model outputs")),
+        h(signal_index(outputs, "energy", "user model outputs")),
+        balance(signal_index(outputs, "energy_balance", "user model outputs")) {}
+  std::size_t T, V, h, balance;
+};
+
 /// The energy scale of the ODE forms' ledger (EnergyLedger::scale): max(|h|, |T| + |V|) plus the magnitudes of the
-/// extra states (W_Q, D, P), from the state x and the outputs y (y[0] = T, y[1] = V, y[2] = h).
-inline double ledger_scale(const Compiled& c, const double* x, const double* y) {
-  double s = std::max(std::abs(y[2]), std::abs(y[0]) + std::abs(y[1]));
+/// extra states (W_Q, D, P), from the state x and the outputs y.
+inline double ledger_scale(const Compiled& c, const EnergyColumns& e, const double* x, const double* y) {
+  double s = std::max(std::abs(y[e.h]), std::abs(y[e.T]) + std::abs(y[e.V]));
   for (std::size_t k = 2 * c.n; k < 2 * c.n + c.n_extra; ++k) s += std::abs(x[k]);
   return s;
 }
@@ -212,14 +243,14 @@ inline double ledger_scale(const Compiled& c, const double* x, const double* y) 
 /// at the height of its pivot and for a forced system from rest.
 class EnergySummarizer : public Summarizer {
  public:
-  explicit EnergySummarizer(std::shared_ptr<const Compiled> c) : c_(std::move(c)) {}
+  EnergySummarizer(std::shared_ptr<const Compiled> c, EnergyColumns columns) : c_(std::move(c)), e_(columns) {}
   void on_point(double, const double* x, const double* y, int) override {
     if (!have_) {
-      e0_ = y[3];
+      e0_ = y[e_.balance];
       have_ = true;
     }
-    drift_ = std::max(drift_, std::abs(y[3] - e0_));
-    scale_ = std::max(scale_, ledger_scale(*c_, x, y));
+    drift_ = std::max(drift_, std::abs(y[e_.balance] - e0_));
+    scale_ = std::max(scale_, ledger_scale(*c_, e_, x, y));
   }
   std::vector<SummaryItem> items() const override {
     // |balance| <= the scale at every point, so the drift is at most twice the largest scale: 0 when it is 0.
@@ -231,34 +262,33 @@ class EnergySummarizer : public Summarizer {
 
  private:
   std::shared_ptr<const Compiled> c_;
+  EnergyColumns e_;
   bool have_ = false;
   double e0_ = 0, drift_ = 0, scale_ = 0;
 };
 
-/// Outputs of the ODE forms at (t, x) in mode sign s: energies, balance, contact, user outputs.
-inline void ode_outputs(const Compiled& c, double t, const double* x, double s, double* y) {
+/// The outputs' context of the ODE forms at (t, x) in mode sign s (the inputs in this thread's scratch).
+inline OutputContext ode_output_context(const Compiled& c, double t, const double* x, double s) {
   Scratch& w = scratch(c);
-  double* a = w.tmp.data();
-  accelerations(c, w, t, x, s, a);
+  accelerations(c, w, t, x, s, w.tmp.data());
   double e[3];
   c.energy(w.in.data(), e);
-  y[0] = e[1];
-  y[1] = e[2];
-  y[2] = e[0];
-  double balance = e[0];
+  OutputContext o{c, w.in.data()};
+  o.h = e[0];
+  o.T = e[1];
+  o.V = e[2];
+  o.balance = e[0];
   std::size_t k = 2 * c.n;
-  if (c.has_forces) balance -= x[k++];
-  if (c.has_contact) balance += x[k++];
-  if (c.explicit_time) balance += x[k++];
-  y[3] = balance;
-  std::size_t o = 4;
+  if (c.has_forces) o.balance -= x[k++];
+  if (c.has_contact) o.balance += x[k++];
+  if (c.explicit_time) o.balance += x[k++];
   if (c.has_contact) {
     double* ct = w.out.data();
     c.contact(w.in.data(), ct);
-    y[o++] = ct[0];
-    y[o++] = ct[1 + 2 * c.n];
+    o.slip = ct[0];
+    o.normal = ct[1 + 2 * c.n];
   }
-  if (c.n_user_outputs) c.outputs(w.in.data(), y + o);
+  return o;
 }
 
 inline void witness_eval(const Compiled& c, double t, const double* x, double s, double* g) {
