@@ -131,8 +131,9 @@ TEST_CASE("rolling_disk: type B orbit against the closed form") {
                                 std::tuple{std::array<double, 3>{-2, 1, -0.5}, 100.0, 1e-12},
                                 std::tuple{std::array<double, 3>{3, 0, 1}, 100.0, 1e-12},
                                 std::tuple{std::array<double, 3>{1.5, 0, 0.2}, 100.0, 1e-12}}) {
-    CAPTURE(q[0]);
-    CAPTURE(rtol);
+    const double x0 = q[0], rtol_ = rtol;  // copies: CAPTURE's lambda cannot take a structured binding (clang 14)
+    CAPTURE(x0);
+    CAPTURE(rtol_);
     const auto cf = disk_test::closed_form(j, q[0], q[1], q[2], t_end);
     const Recorder rec = run_disk(j, q[0], q[1], q[2], t_end, rtol);
     const Check c = compare(rec, cf);
@@ -161,8 +162,9 @@ TEST_CASE("rolling_disk: starting on the switching plane") {
   // On the edge |x| = 1: rolling when the rolling circle goes inwards (x y <= 0), else sliding outwards.
   for (auto [x, y, mode] : {std::tuple{0.5, 0.0, 0}, std::tuple{1.0, 0.0, 0}, std::tuple{1.0, -0.5, 0}, std::tuple{1.0, 0.5, -1},
                             std::tuple{2.0, 0.0, -1}, std::tuple{-1.0, 0.0, 0}, std::tuple{-1.0, -0.5, 1}, std::tuple{-3.0, 0.0, 1}}) {
-    CAPTURE(x);
-    CAPTURE(y);
+    const double x_ = x, y_ = y;  // copies: CAPTURE's lambda cannot take a structured binding (clang 14)
+    CAPTURE(x_);
+    CAPTURE(y_);
     const Recorder rec = run_disk(0.5, x, y, 0, 10, 1e-12);
     CHECK(rec.samples.front().mode == mode);
     const auto cf = disk_test::closed_form(0.5, x, y, 0, 10);
@@ -345,7 +347,8 @@ TEST_CASE("rolling_disk: classification rule") {
 
 TEST_CASE("rolling_disk: scenarios run and classify as intended") {
   for (auto [name, cls] : {std::pair<std::string, std::string>{"disk_type_a", "A"}, {"disk_type_b", "B"}, {"disk_physical", "B"}}) {
-    CAPTURE(name);
+    const std::string name_ = name;  // a copy: CAPTURE's lambda cannot take a structured binding (clang 14)
+    CAPTURE(name_);
     const Scenario sc = load_scenario(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/" + name + ".toml");
     auto sys = find_model("rolling_disk")->make_system(sc);
     Recorder rec;

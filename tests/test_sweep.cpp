@@ -204,7 +204,8 @@ TEST_CASE("sweep: the table does not depend on the thread count, and rows equal 
   const auto [rows3, t3] = table(3);
   REQUIRE(t1.size() == t3.size());
   for (std::size_t c = 0; c < t1.size(); ++c) {
-    CAPTURE(t1[c].name);
+    const std::string name = t1[c].name;  // a copy: CAPTURE's lambda cannot take a structured binding (clang 14)
+    CAPTURE(name);
     CHECK(t1[c].name == t3[c].name);
     REQUIRE(t1[c].numbers.size() == t3[c].numbers.size());
     if (!t1[c].numbers.empty())
