@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -195,11 +196,12 @@ struct OutputContext {
 inline RuntimeOutputList<OutputContext> output_list(const Compiled& c) {
   using C = OutputContext;
   RuntimeOutputList<C> out;
-  out.add(Signal{"kinetic_energy", "J", "kinetic energy T"}.as(Role::KineticEnergy), [](const C& o) { return o.T; });
-  out.add(Signal{"potential_energy", "J", "potential energy V"}.as(Role::PotentialEnergy),
-          [](const C& o) { return o.V; });
-  out.add(Signal{"energy", "J", "Jacobi energy h = q'.dL/dq' - L (T + V for a natural system)"}.as(Role::TotalEnergy),
-          [](const C& o) { return o.h; });
+  // The energies are the contact engine's (its declaration); the balance's meaning is each system's own.
+  const Signals engine = ContactEngine::engine_outputs({});
+  const auto energy = [&engine](std::string_view name) { return engine[signal_index(engine, name, "user model outputs")]; };
+  out.add(energy("kinetic_energy"), [](const C& o) { return o.T; });
+  out.add(energy("potential_energy"), [](const C& o) { return o.V; });
+  out.add(energy("energy"), [](const C& o) { return o.h; });
   out.add(Signal{"energy_balance", "J",
                  c.nc == 0 ? "h - work_forces + dissipated_friction + work_explicit_time: constant"
                            : "h - work_forces + work_explicit_time - work_constraints: constant"}
