@@ -22,11 +22,23 @@ double max_abs(const Eigen::VectorXd& v) { return v.size() ? v.cwiseAbs().maxCoe
 /// GLPK keeps its environment per thread only where it was built so; calls are serialised.
 std::mutex glpk_mutex;
 
+/// GLPK's environment (made by its first call in a thread) is freed by glp_free_env in that thread alone: each thread
+/// that calls GLPK frees its own when it ends (a sweep's worker threads leaked 5 KiB each before). glp_free_env
+/// does nothing where no environment was made. It takes the lock too, for a GLPK built with one shared environment.
+struct GlpkEnvironment {
+  ~GlpkEnvironment() {
+    const std::lock_guard<std::mutex> lock(glpk_mutex);
+    glp_free_env();
+  }
+};
+
 /// max s over z subject to m0 + B z >= s e and s <= cap, by GLPK's simplex method (z free; the cap bounds the
 /// programme where a self-equilibrated set of forces would raise every margin without end).
 bool max_min_margin(const Eigen::MatrixXd& B, const Eigen::VectorXd& m0, double cap, Eigen::VectorXd& z, double& s) {
   const int p = static_cast<int>(B.rows()), k = static_cast<int>(B.cols());
   const std::lock_guard<std::mutex> lock(glpk_mutex);
+  thread_local GlpkEnvironment environment;
+  (void)environment;
   glp_prob* lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
   glp_add_cols(lp, k + 1);
