@@ -3,6 +3,7 @@
 // form, and the checks at the initial state.
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -166,7 +167,10 @@ std::optional<double> value_of(const ex& e, const symbolic::LagrangeModel& m, co
     }
   try {
     const ex v = e.subs(values).evalf();
-    if (!GiNaC::is_a<GiNaC::numeric>(v) || !GiNaC::ex_to<GiNaC::numeric>(v).is_real()) return std::nullopt;
+    if (!GiNaC::is_a<GiNaC::numeric>(v)) return std::nullopt;  // it depends on what is not given here
+    // A complex value (e.g. a negative base to a fractional power) is not a real number: NaN, which the checks
+    // refuse with the expression and where it was evaluated.
+    if (!GiNaC::ex_to<GiNaC::numeric>(v).is_real()) return std::numeric_limits<double>::quiet_NaN();
     return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
   } catch (const std::exception&) {
     return std::nullopt;  // e.g. a division by zero at these values: the kernels' evaluation reports it
