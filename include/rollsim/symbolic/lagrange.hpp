@@ -22,6 +22,7 @@
 /// force G^T lambda has the power (G^T lambda).q' (nonzero for a moving, rheonomic constraint): with W_C' equal to
 /// it, h - W_Q + P - W_C is conserved. A model with contacts holds its constraints on the contact engine instead
 /// (rs_contact_constraints).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,36 @@ struct LagrangeModel {
     GiNaC::ex static_friction_coefficient;
   };
   std::vector<Contact> contacts;
+  /// Velocity (nonholonomic) constraint rows r(t, q, q') = A(t, q) q' + b(t, q) = 0, linear in q'. A model with
+  /// any row here is integrated in independent speeds (src/models/lagrangian_nonholonomic.cpp): its holonomic
+  /// `constraints` become rows too (their time derivative, with `position` set), and a rolling contact from
+  /// geometry (src/kinematics) contributes its tangential rows and, where its gap is not identically zero in q,
+  /// its normal row, whose multiplier is the contact's normal force.
+  struct VelocityConstraint {
+    enum class Kind { Constraint, Normal, Tangential };
+    std::string name;  ///< the output name stem: "no_side_slip", "ground_x", "ground_y", "ground_normal"
+    GiNaC::ex rate;    ///< r(t, q, q'), linear in q'
+    /// For a row that is the time derivative of a position-level constraint g(t, q) = 0 (a holonomic constraint,
+    /// a contact's gap): g, whose drift is monitored and audited. Unset for a nonholonomic row.
+    std::optional<GiNaC::ex> position;
+    Kind kind = Kind::Constraint;
+    std::string contact;  ///< the contact the row belongs to; empty for a constraint the scenario writes
+    std::string source;   ///< the scenario key that declared it, for messages ("constraints.no_side_slip.velocity")
+  };
+  std::vector<VelocityConstraint> velocity_constraints;
+  /// The generalized inertia forces of the 3-D bodies in Kane's form, one per coordinate, functions of (t, q, q',
+  /// a): sum over bodies of J_v^T m a_G + J_w^T (I alpha + w x I w). Empty when the model has no 3-D body. It
+  /// equals d/dt dT3/dq' - dT3/dq of the bodies' kinetic energy T3 (which `kinetic` includes, for the energy),
+  /// and derive() uses it in place of Lagrange's terms of T3.
+  std::vector<GiNaC::ex> inertia_residual;
+  GiNaC::ex kinetic_3d;  ///< T3, the part of `kinetic` that inertia_residual accounts for (0 when none)
+  /// Orientation charts that can become singular (a rotation sequence's gimbal lock): the determinant of the map
+  /// from angle rates to the angular velocity, a function of q; the run stops with a message before it is 0.
+  struct Chart {
+    std::string body, sequence;
+    GiNaC::ex determinant;
+  };
+  std::vector<Chart> charts;
   std::vector<GiNaC::ex> outputs;  ///< may use a (accelerations)
   std::vector<GiNaC::ex> events;   ///< may use a
 
