@@ -34,6 +34,11 @@ class Linearizable {
   virtual std::vector<std::complex<double>> reference_eigenvalues(std::string& /*label*/) const { return {}; }
   /// The outputs a linearisation uses by default (signal names).
   virtual std::vector<std::string> default_linear_outputs() const = 0;
+  /// Position-level constraints g(x) = 0 that the motion keeps (a holonomic constraint carried as a velocity row,
+  /// as in a nonholonomic model integrated in independent speeds): their Jacobian dg/dx at x, one row per
+  /// constraint, dim states() columns; an empty matrix when there are none. The linearisation about a steady motion
+  /// restricts A to the tangent space of these constraints (their drift is a neutral direction, not a mode).
+  virtual Eigen::MatrixXd state_constraint_jacobian(const double* /*x*/) const { return {}; }
 };
 
 }  // namespace rollsim
