@@ -1,0 +1,231 @@
+// The Whipple bicycle of scenarios/bicycle_meijaard.toml against the benchmark's published answers: Meijaard,
+// Papadopoulos, Ruina and Schwab 2007, Proc. R. Soc. A 463:1955-1982, Table 2 (eigenvalues), eq. (5.4) (the
+// linearized matrices M, C1, K0, K2), the weave and capsize speeds; and the nonlinear run of the IFToMM
+// "uncontrolled bicycle" manoeuvre at 4.6 m/s. The numbers are copied in docs/references-3d.md.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+
+#include <Eigen/Dense>
+
+#include "rollsim/analysis/linear_model.hpp"
+#include "rolling_3d_support.hpp"
+
+namespace rollsim {
+
+namespace {
+
+using cd = std::complex<double>;
+
+const std::string kScenario = ROLLSIM_SOURCE_DIR "/scenarios/bicycle_meijaard.toml";
+
+/// The overrides of upright straight running at forward speed v: the rear wheel's rate v/rR (rR read from the
+/// scenario, so that it is declared once), no roll rate.
+std::vector<std::string> straight_running(double v, std::vector<std::string> extra = {}) {
+  const Scenario base = load_scenario(kScenario, {});
+  const double rR = base.real("parameters.rR");
+  std::vector<std::string> sets{"parameters.v=" + test::digits(v), "initial_rates.thetaR=" + test::digits(v / rR), "initial_rates.phi=0"};
+  for (auto& e : extra) sets.push_back(std::move(e));
+  return sets;
+}
+
+struct Linearized {
+  Scenario sc;
+  LinearResult result;
+  /// A over (phi, delta, der_phi, der_delta), in that order, from the result's kept states.
+  Eigen::Matrix4d A;
+};
+
+Linearized linearize_at(double v) {
+  Linearized l;
+  l.sc = load_scenario(kScenario, straight_running(v));
+  auto sys = build_system(l.sc);
+  l.result = linearize_system(*sys, linear_options(l.sc), l.sc);
+  const auto& names = l.result.state_names;
+  REQUIRE_MESSAGE(names.size() == 4, "the reduced state should be roll, steer and their rates; it is " << names.size()
+                                                                                                     << " states");
+  const char* order[] = {"phi", "delta", "der_phi", "der_delta"};
+  Eigen::Index at[4];
+  for (int i = 0; i < 4; ++i) {
+    const auto it = std::find(names.begin(), names.end(), order[i]);
+    REQUIRE_MESSAGE(it != names.end(), "state " << order[i] << " is not among the linearization's states");
+    at[i] = it - names.begin();
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) l.A(i, j) = l.result.ss.A(at[i], at[j]);
+  return l;
+}
+
+/// Meijaard et al. 2007, eq. (5.4): M q'' + v C1 q' + (g K0 + v^2 K2) q = 0, q = (phi, delta).
+struct Benchmark {
+  Eigen::Matrix2d M, C1, K0, K2;
+  double g = 9.81;
+  Benchmark() {
+    M << 80.81722, 2.31941332208709, 2.31941332208709, 0.29784188199686;
+    C1 << 0, 33.86641391492494, -0.85035641456978, 1.68540397397560;
+    K0 << -80.95, -2.59951685249872, -2.59951685249872, -0.80329488458618;
+    K2 << 0, 76.59734589573222, 0, 2.65431523794604;
+  }
+  /// The state matrix over (phi, delta, phi', delta').
+  Eigen::Matrix4d A(double v) const {
+    Eigen::Matrix4d a = Eigen::Matrix4d::Zero();
+    a.topRightCorner<2, 2>() = Eigen::Matrix2d::Identity();
+    a.bottomLeftCorner<2, 2>() = -M.inverse() * (g * K0 + v * v * K2);
+    a.bottomRightCorner<2, 2>() = -v * M.inverse() * C1;
+    return a;
+  }
+};
+
+/// Table 2: the weave pair (re, im), then the two real roots; at v = 0 the four real roots +-3.13..., +-5.53....
+struct Table2Row {
+  double v, re, im, r1, r2;
+};
+const Table2Row kTable2[] = {
+    {1, 3.52696170990070, 0.80774027519930, -3.13423125066578, -7.11008014637442},
+    {2, 2.68234517512745, 1.68066296590675, -3.07158645641514, -8.67387984831735},
+    {3, 1.70675605663975, 2.31582447384325, -2.63366137253667, -10.35101467245920},
+    {4, 0.41325331521125, 3.07910818603206, -1.42944427361326, -12.15861426576450},
+    {5, -0.77534188219585, 4.46486771378823, -0.32286642900409, -14.07838969279820},
+    {6, -1.52644486584142, 5.87673060598709, -0.00406690076970, -16.08537123098030},
+    {7, -2.13875644258362, 7.19525913329805, 0.10268170574766, -18.15788466125262},
+    {8, -2.69348683581097, 8.46037971396931, 0.14327879765713, -20.27940894394569},
+    {9, -3.21675402252485, 9.69377351531791, 0.15790184030917, -22.43788559040858},
+    {10, -3.72016840437287, 10.90681139476287, 0.16105338653172, -24.62459635017404}};
+
+/// The largest distance from each expected root to the nearest computed one (and back), over 4 roots.
+double root_error(std::vector<cd> got, std::vector<cd> want) {
+  double worst = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const cd& w : want) {
+      double best = INFINITY;
+      for (const cd& g : got) best = std::min(best, std::abs(g - w));
+      worst = std::max(worst, best);
+    }
+    std::swap(got, want);
+  }
+  return worst;
+}
+
+/// The weave mode's real part: the complex pair's (the v range of the searches below has one pair).
+double weave_real(double v) {
+  for (const cd& e : test::roots(linearize_at(v).A))
+    if (std::abs(e.imag()) > 1e-6) return e.real();
+  FAIL("no complex pair at v = " << v);
+  return NAN;
+}
+
+/// The capsize mode: the largest real root.
+double capsize_root(double v) {
+  double best = -INFINITY;
+  for (const cd& e : test::roots(linearize_at(v).A))
+    if (std::abs(e.imag()) <= 1e-6) best = std::max(best, e.real());
+  return best;
+}
+
+/// A root of the smooth f near [a, b] (f(a), f(b) of opposite signs) by the secant method, to a step <= tol.
+template <class F>
+double root_of(F f, double a, double b, double tol) {
+  double fa = f(a), fb = f(b);
+  REQUIRE(fa * fb < 0);
+  for (int k = 0; k < 40; ++k) {
+    if (fb == 0 || fb == fa) return b;
+    const double c = b - fb * (b - a) / (fb - fa);
+    if (std::abs(c - b) <= tol) return c;
+    a = b, fa = fb;
+    b = c, fb = f(c);
+  }
+  FAIL("the secant iteration did not converge");
+  return NAN;
+}
+
+}  // namespace
+
+TEST_CASE("bicycle: the linearization about upright straight running gives Meijaard's Table 2 eigenvalues") {
+  // Table 2 gives 14 decimals. The linearization's A comes from exact derivatives of the equations; the
+  // eigenvalues of a 4 x 4 matrix of norm ~ 400 carry round-off of about 1e-13: the goal is 1e-12.
+  double worst = 0;
+  {
+    const auto got = test::roots(linearize_at(0).A);
+    const std::vector<cd> want{3.13164324790656, -3.13164324790656, 5.53094371765393, -5.53094371765393};
+    const double e = root_error(got, want);
+    INFO("v = 0: error " << e);
+    CHECK(e <= 1e-12);
+    worst = std::max(worst, e);
+  }
+  for (const auto& row : kTable2) {
+    const auto got = test::roots(linearize_at(row.v).A);
+    const std::vector<cd> want{{row.re, row.im}, {row.re, -row.im}, row.r1, row.r2};
+    const double e = root_error(got, want);
+    INFO("v = " << row.v << ": error " << e);
+    CHECK(e <= 1e-12);
+    worst = std::max(worst, e);
+  }
+  MESSAGE("Table 2, v = 0..10 m/s: largest eigenvalue error " << worst);
+}
+
+TEST_CASE("bicycle: the linearized state matrix equals the one of eq. (5.4) M, C1, K0, K2") {
+  // A = [[0, I], [-M^-1 (g K0 + v^2 K2), -v M^-1 C1]]. The published entries have 14 significant digits;
+  // M^-1 (condition number about 350) turns their rounding (5e-15 relative) into about 2e-12 of A's lower
+  // blocks, whose entries reach 10^3 at v = 10: each entry is compared to 1e-11 relative to its block's largest.
+  const Benchmark b;
+  for (double v : {0.0, 1.0, 4.6, 10.0}) {
+    const Eigen::Matrix4d got = linearize_at(v).A, want = b.A(v);
+    INFO("v = " << v << "\ngot\n" << got << "\nwant\n" << want);
+    CHECK((got.topRows<2>() - want.topRows<2>()).cwiseAbs().maxCoeff() <= 1e-12);
+    const Eigen::Matrix2d K = got.bottomLeftCorner<2, 2>() - want.bottomLeftCorner<2, 2>();
+    const Eigen::Matrix2d C = got.bottomRightCorner<2, 2>() - want.bottomRightCorner<2, 2>();
+    CHECK(K.cwiseAbs().maxCoeff() <= 1e-11 * want.bottomLeftCorner<2, 2>().cwiseAbs().maxCoeff());
+    CHECK(C.cwiseAbs().maxCoeff() <= 1e-11 * std::max(1.0, want.bottomRightCorner<2, 2>().cwiseAbs().maxCoeff()));
+  }
+}
+
+TEST_CASE("bicycle: the weave and capsize speeds by a root search on the linearization") {
+  // Meijaard et al. 2007: v_w = 4.29238253634111, v_c = 6.02426201538837 m/s; the self-stable range between.
+  const double vw = root_of(weave_real, 4.0, 5.0, 1e-13);
+  const double vc = root_of(capsize_root, 5.5, 6.5, 1e-13);
+  MESSAGE("weave speed " << test::digits(vw) << ", capsize speed " << test::digits(vc));
+  CHECK(std::abs(vw - 4.29238253634111) <= 1e-10);
+  CHECK(std::abs(vc - 6.02426201538837) <= 1e-10);
+}
+
+TEST_CASE("bicycle: the IFToMM manoeuvre at 4.6 m/s (roll rate 0.5 rad/s): the roll decays, energy is conserved") {
+  // Inside the self-stable range (4.29 < v < 6.02) every mode of the linearization decays; the slowest at 4.6 m/s
+  // decays at about 0.3/s (Table 2 between 4 and 5 m/s), so over 15 s the roll's envelope falls by a factor far
+  // below 0.1. The energy of ideal rolling is conserved: its ledger to 100 rtol of the energy's scale. The contacts
+  // stay closed (positive normal forces) and the front gap stays at the integration error.
+  const double t_end = test::full_or_sanitized(20.0, 5.0);
+  const double rtol = 1e-10;
+  test::Run r = test::run_text(test::read_file(kScenario),
+                               {"simulation.t_end=" + test::digits(t_end), "simulation.output_dt=0.01", "solver.rtol=" + test::digits(rtol)});
+  REQUIRE(r.result.completed());
+  CHECK(std::abs(r.result.t_final - t_end) <= 1e-9);
+  const test::RunSignals column(r);
+  const auto t = r.rec.t, phi = column("phi"), balance = column("energy_balance"), T = column("kinetic_energy"),
+             V = column("potential_energy"), nf = column("normal_force_front"), nr = column("normal_force_rear"),
+             gap = column("gap_front"), speed = column("forward_speed");
+  auto envelope = [&](double t0, double t1) {
+    double m = 0;
+    for (std::size_t k = 0; k < t.size(); ++k)
+      if (t[k] >= t0 && t[k] <= t1) m = std::max(m, std::abs(phi[k]));
+    return m;
+  };
+  double scale = 0, drift = 0, gap_max = 0, n_min = INFINITY;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    scale = std::max(scale, std::abs(T[k]) + std::abs(V[k]));
+    drift = std::max(drift, std::abs(balance[k] - balance[0]));
+    gap_max = std::max(gap_max, std::abs(gap[k]));
+    n_min = std::min({n_min, nf[k], nr[k]});
+  }
+  MESSAGE("roll envelope 0-2 s " << envelope(0, 2) << ", last 2 s " << envelope(t_end - 2, t_end) << "; energy drift "
+                                 << drift / scale << " of " << scale << " J; |front gap| <= " << gap_max
+                                 << " m; smallest normal force " << n_min << " N");
+  CHECK(std::abs(speed.front() - 4.6) <= 1e-12);
+  CHECK(drift <= 100 * rtol * scale);
+  CHECK(gap_max <= 1e-8);
+  CHECK(n_min > 0);
+  if (!test::sanitized) CHECK(envelope(t_end - 5, t_end) <= 0.1 * envelope(0, 5));
+}
+
+}  // namespace rollsim
