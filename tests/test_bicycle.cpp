@@ -233,3 +233,37 @@ TEST_CASE("bicycle: the IFToMM manoeuvre at 4.6 m/s (roll rate 0.5 rad/s): the r
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("bicycle: the IFToMM manoeuvre at 8 m/s (roll rate 0.05 rad/s) capsizes at Table 2's rate") {
+  // Above the capsize speed the capsize root 0.14327879765713/s (Table 2, v = 8 m/s) is the only growing mode; the
+  // weave (-2.69/s) has died out by t = 12 s, so the roll grows as exp(0.1433 t) from there. The nonlinear run's
+  // rate differs by terms of relative order phi^2 (phi <= 0.06 rad here) and by the forward speed's slow change.
+  const Scenario base = load_scenario(kScenario, {});
+  const double v = 8, rR = base.real("parameters.rR"), sigma = 0.14327879765713;
+  const double t0 = 12, t1 = test::full_or_sanitized(20.0, 14.0);
+  test::Run r = test::run_text(test::read_file(kScenario),
+                               {"initial_rates.thetaR=" + test::digits(v / rR), "initial_rates.phi=0.05",
+                                "simulation.t_end=" + test::digits(t1), "simulation.output_dt=0.01"});
+  REQUIRE(r.result.completed());
+  const test::RunSignals column(r);
+  const auto t = r.rec.t, phi = column("phi"), speed = column("forward_speed");
+  auto at = [&](const std::vector<double>& s, double when) {
+    const auto k = std::min_element(t.begin(), t.end(), [&](double a, double b) {
+                     return std::abs(a - when) < std::abs(b - when);
+                   }) - t.begin();
+    return s[static_cast<std::size_t>(k)];
+  };
+  const double rate = std::log(at(phi, t1) / at(phi, t0)) / (t1 - t0);
+  double phi_max = 0, dv = 0;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    phi_max = std::max(phi_max, std::abs(phi[k]));
+    dv = std::max(dv, std::abs(speed[k] - v));
+  }
+  MESSAGE("capsize rate " << rate << " /s from the nonlinear run (Table 2: " << sigma << "); |phi| <= " << phi_max
+                          << ", |speed - 8| <= " << dv);
+  CHECK(std::abs(rate - sigma) <= phi_max * phi_max * sigma);
+}
+
+}  // namespace rollsim
