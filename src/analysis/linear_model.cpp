@@ -16,10 +16,18 @@ const Parameters<LinearOptions>& linear_parameters() {
     std::vector<Parameter<O>> v{
         param(&O::outputs, string_list_key("linear.outputs",
                                            "output signals of the state space (states or outputs); default: the model's")),
+        param(&O::ignorable, string_list_key("linear.ignorable",
+                                             "states nothing depends on (a steady motion's ignorable coordinates), "
+                                             "dropped with their rows; their columns of A must be zero")),
+        param(&O::steady, string_list_key("linear.steady",
+                                          "states held constant along the steady motion, dropped with their rows "
+                                          "and columns")),
         param(&O::f_min, real_key("linear.f_min", "Hz", "lowest frequency of the frequency response").positive()),
         param(&O::f_max, real_key("linear.f_max", "Hz", "highest frequency of the frequency response").positive()),
         param(&O::equilibrium_tolerance,
-              real_key("linear.equilibrium_tolerance", "state units/s", "largest |x'| at an equilibrium").positive()),
+              real_key("linear.equilibrium_tolerance", "1",
+                       "largest |x_i'| of a kept state, relative to 1 + sum_j |A_ij x0_j| (at x0 = 0: state units/s)")
+                  .positive()),
     };
     for (auto& p : within(&O::tolerances, Parameters<linear::Tolerances>(
                                               "linear tolerances",
@@ -82,16 +90,15 @@ LinearOptions linear_options(const Scenario& sc) {
 
 LinearResult linearize_system(const HybridSystem& system, const LinearOptions& opt, const Scenario& sc) {
   const Linearizable* lin = &linearizable(system, sc);
-  const Origin where{sc.path, 0, 0};
   LinearResult r;
   const auto& states = system.states();
   const auto& outs = system.outputs();
   const auto n = static_cast<Eigen::Index>(states.size());
-  std::vector<Signal> all(states.begin(), states.end());
+  Signals all(states.begin(), states.end());
   all.insert(all.end(), outs.begin(), outs.end());
   for (const auto& s : states) {
-    r.state_names.push_back(s.name);
-    r.state_units.push_back(s.unit);
+    r.states.names.push_back(s.name);
+    r.states.units.push_back(s.unit);
   }
   for (const auto& s : lin->inputs()) {
     r.input_names.push_back(s.name);
@@ -109,13 +116,11 @@ LinearResult linearize_system(const HybridSystem& system, const LinearOptions& o
       sc.fail("linear.outputs", "linear.outputs: unknown signal \"" + name + "\"; allowed: " + list);
     }
     pick.push_back(k);
-    r.output_names.push_back(all[static_cast<std::size_t>(k)].name);
-    r.output_units.push_back(all[static_cast<std::size_t>(k)].unit);
   }
 
   std::vector<double> x0(states.size());
   system.initial_state(x0.data());
-  r.x0 = Eigen::Map<Eigen::VectorXd>(x0.data(), n);
+  r.states.x0 = Eigen::Map<Eigen::VectorXd>(x0.data(), n);
   const auto u0 = lin->input_values();
   r.u0 = Eigen::Map<const Eigen::VectorXd>(u0.data(), static_cast<Eigen::Index>(u0.size()));
   const std::size_t n_all = all.size();
@@ -125,28 +130,20 @@ LinearResult linearize_system(const HybridSystem& system, const LinearOptions& o
     lin->rhs_ad(x.data(), u.data(), xd.data());
     return xd;
   };
+  // Every signal: the outputs are chosen after the reduction (a default output of an ignorable state is left out).
   auto h = [&](const linear::Vec<linear::AD>& x, const linear::Vec<linear::AD>& u) {
-    std::vector<linear::AD> y(n_all);
+    linear::Vec<linear::AD> y(static_cast<Eigen::Index>(n_all));
     lin->signals_ad(x.data(), u.data(), y.data());
-    linear::Vec<linear::AD> out(static_cast<Eigen::Index>(pick.size()));
-    for (std::size_t i = 0; i < pick.size(); ++i) out(static_cast<Eigen::Index>(i)) = y[static_cast<std::size_t>(pick[i])];
-    return out;
+    return y;
   };
-  r.ss = linear::linearize(f, h, r.x0, r.u0);
-  Eigen::Index worst = 0;
-  r.equilibrium_residual = r.ss.f0.cwiseAbs().maxCoeff(&worst);
-  r.residual_state = states[static_cast<std::size_t>(worst)].name;
-  if (r.equilibrium_residual > opt.equilibrium_tolerance && !opt.allow_non_equilibrium) {
-    std::ostringstream os;
-    os.precision(6);
-    os << "the initial state is not an equilibrium: d(" << r.residual_state << ")/dt = " << r.ss.f0(worst)
-       << ", beyond linear.equilibrium_tolerance = " << opt.equilibrium_tolerance
-       << "; choose an equilibrium, or pass --allow-non-equilibrium to linearise here anyway";
-    throw InputError(where, os.str());
-  }
+  const linear::StateSpace full = linear::linearize(f, h, r.states.x0, r.u0);
+  const Eigen::MatrixXd G = lin->state_constraint_jacobian(x0.data());
+  reduce_linearization(full, G, opt, all, pick, opt.outputs.empty(), sc, r);
+
   r.eig = linear::eigen_analysis(r.ss.A, opt.tolerances);
   r.modal = linear::modal_table(r.eig.values, opt.tolerances);
-  r.modal.counts.degrees_of_freedom = lin->degrees_of_freedom();
+  r.modal.counts.degrees_of_freedom =
+      r.states.reduced() ? static_cast<int>(r.states.kept.size() / 2) : lin->degrees_of_freedom();
   r.rule = linear::classification_rule(opt.tolerances);
   r.poles = linear::poles(r.ss, opt.tolerances);
   if (r.ss.inputs() == r.ss.outputs() && r.ss.inputs() > 0) r.zeros = linear::transmission_zeros(r.ss);
@@ -154,7 +151,8 @@ LinearResult linearize_system(const HybridSystem& system, const LinearOptions& o
   if (r.ss.inputs() > 0 && r.ss.outputs() > 0)
     r.response = linear::frequency_response(
         r.ss, linear::log_grid(opt.f_min, opt.f_max, static_cast<std::size_t>(opt.n_frequencies)));
-  r.reference = lin->reference_eigenvalues(r.reference_label);
+  // A model's reference eigenvalues are those of its full state at an equilibrium.
+  if (!r.states.reduced()) r.reference = lin->reference_eigenvalues(r.reference_label);
   if (!r.reference.empty()) {
     std::vector<std::complex<double>> computed(r.eig.values.data(), r.eig.values.data() + r.eig.values.size());
     r.reference_error = linear::iftomm_error(computed, r.reference, opt.tolerances);

@@ -27,6 +27,7 @@ int growth_command(const GrowthArgs& a) {
   const GrowthOptions gopt = growth_options(sc);
   const std::string out = optional_output_path(sc, a.out);
   const LinearResult lin = linearize_system(*system, lopt, sc);
+  require_full_state(lin, sc, "rollsim check growth");  // a linearisation about a steady motion is an input error
   const GrowthResult g = check_growth(simulation_options(sc), model, lin, gopt);
   std::printf("Short-time growth check: nonlinear runs from the equilibrium plus epsilon x mode shape\n");
   std::printf("%-20s %9s %24s %24s %11s %11s  %s\n", "mode", "epsilon", "eigenvalue [rad/s]", "measured [rad/s]",

@@ -1,5 +1,6 @@
 // rollsim linearize SCENARIO: the state space, eigenvalues and EoM-style modal table at the scenario's
-// operating point, the frequency response, and the HDF5 /linear group.
+// operating point (an equilibrium, or a steady motion with linear.ignorable and linear.steady), the frequency
+// response, and the HDF5 /linear group.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -43,12 +44,25 @@ std::string complex_text(std::complex<double> z) {
 }
 
 void print_result(const LinearResult& r, const std::string& out) {
+  const StateReduction& st = r.states;
   std::printf("Operating point: ");
-  for (std::size_t i = 0; i < r.state_names.size(); ++i)
-    std::printf("%s%s = %g", i ? ", " : "", r.state_names[i].c_str(), r.x0(static_cast<Eigen::Index>(i)));
+  for (std::size_t i = 0; i < st.names.size(); ++i)
+    std::printf("%s%s = %g", i ? ", " : "", st.names[i].c_str(), st.x0(static_cast<Eigen::Index>(i)));
   for (std::size_t i = 0; i < r.input_names.size(); ++i)
     std::printf(", %s = %g", r.input_names[i].c_str(), r.u0(static_cast<Eigen::Index>(i)));
-  std::printf("\nEquilibrium residual max |x'| = %.3e (%s)\n\n", r.equilibrium_residual, r.residual_state.c_str());
+  std::printf("\n");
+  if (st.reduced() || st.constraint_rows > 0) {
+    std::printf("\nStates about the steady motion: %s\n", st.method.c_str());
+    std::printf("  %-20s %-10s %18s %18s\n", "state", "treatment", "value", "rate");
+    for (std::size_t i = 0; i < st.names.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(i);
+      std::printf("  %-20s %-10s %18.10e %18.10e\n", st.names[i].c_str(), to_string(st.treatment[i]), st.x0(k),
+                  st.rate(k));
+    }
+  }
+  std::printf("%sresidual max |x_i'| / (1 + sum_j |A_ij x0_j|) over the kept states = %.3e (%s, x' = %.3e)\n\n",
+              st.reduced() ? "Steady-motion " : "Equilibrium ", r.equilibrium_residual, r.residual_state.c_str(),
+              r.residual_rate);
 
   std::printf("Eigenvalues\n");
   std::printf("%3s %18s %18s %18s %18s\n", "No.", "Real [rad/s]", "Imaginary [rad/s]", "Real [Hz]", "Imaginary [Hz]");
@@ -112,8 +126,15 @@ int linearize_command(const LinArgs& a) {
   const std::string out = optional_output_path(sc, a.out);
   const LinearResult r = linearize_system(*system, opt, sc);
   if (r.equilibrium_residual > opt.equilibrium_tolerance)
-    std::fprintf(stderr, "rollsim: warning: linearising at a non-equilibrium point (max |x'| = %.3e in %s)\n",
-                 r.equilibrium_residual, r.residual_state.c_str());
+    std::fprintf(stderr, "rollsim: warning: linearising at a point that is not %s (%s' = %.3e)\n",
+                 r.states.reduced() ? "a steady motion" : "an equilibrium", r.residual_state.c_str(), r.residual_rate);
+  for (std::size_t i = 0; i < r.states.names.size(); ++i)
+    if (r.states.treatment[i] == StateTreatment::Steady &&
+        std::abs(r.states.rate(static_cast<Eigen::Index>(i))) > opt.equilibrium_tolerance)
+      std::fprintf(stderr,
+                   "rollsim: warning: %s is held steady (linear.steady) though its free rate at the point is %.3e: "
+                   "the linearisation assumes something holds it (a drive)\n",
+                   r.states.names[i].c_str(), r.states.rate(static_cast<Eigen::Index>(i)));
   print_result(r, out);
   if (!a.iftomm.empty()) {
     std::ofstream f(a.iftomm);
@@ -136,13 +157,13 @@ int linearize_command(const LinArgs& a) {
 void add_linearize_command(CLI::App& app) {
   auto args = std::make_shared<LinArgs>();
   auto* cmd = app.add_subcommand("linearize", "Eigenvalues, modal table, state space and frequency response at the "
-                                              "scenario's operating point");
+                                              "scenario's operating point (an equilibrium or a steady motion)");
   cmd->add_option("scenario", args->scenario, "scenario file (.toml)")->required();
   cmd->add_option("-o,--output", args->out, "write /linear to this HDF5 file");
   cmd->add_option("--set", args->sets, "override a scenario key (repeatable)");
   cmd->add_option("--iftomm", args->iftomm, "write the eigenvalues as an IFToMM results file");
   cmd->add_flag("--allow-non-equilibrium", args->allow_non_equilibrium,
-                "linearise even if the initial state is not an equilibrium (with a warning)");
+                "linearise even if the initial state is not an equilibrium or steady motion (with a warning)");
   cmd->callback([args]() { throw CLI::RuntimeError(linearize_command(*args)); });
 }
 

@@ -47,10 +47,40 @@ void write_linear(hid_t root, const LinearResult& r) {
     h5::write_attr(id, "reference", r.reference_label);
     h5::write_attr(id, "reference_error", r.reference_error);
   }
-  h5::write_strings(id, "state_names", r.state_names, "state order of A, B, C and the eigenvectors");
+  h5::write_strings(id, "state_names", r.state_names, "state order of A, B, C and the eigenvectors (the kept states)");
+  // Every state of the model and what the linearisation did with it: kept (a state of A), ignorable, steady or
+  // eliminated by a position constraint.
+  const StateReduction& st = r.states;
+  std::vector<std::string> treatment;
+  for (const auto t : st.treatment) treatment.push_back(to_string(t));
+  h5::write_attr(id, "state_reduction", st.method);
+  h5::write_attr(id, "n_states_model", static_cast<long long>(st.names.size()));
+  h5::write_attr(id, "n_kept", static_cast<long long>(st.kept.size()));
+  h5::write_attr(id, "n_eliminated", static_cast<long long>(st.eliminated.size()));
+  h5::write_attr(id, "constraint_rows", static_cast<long long>(st.constraint_rows));
+  h5::write_attr(id, "constraint_rank", static_cast<long long>(st.constraint_rank));
+  h5::write_attr(id, "invariance_residual", st.invariance_residual);
+  h5::write_attr(id, "equilibrium_measure",
+                 "max over the kept states of |x_i'| / (1 + sum_j |A_ij x0_j|) (A the full Jacobian)");
+  h5::write_attr(id, "residual_state", r.residual_state);
+  h5::write_strings(id, "model_state_names", st.names, "every state of the model, in its order");
+  h5::write_strings(id, "model_state_treatment", treatment,
+                    "per model state: kept (a state of A), ignorable (linear.ignorable: dropped with its row), steady "
+                    "(linear.steady: dropped with its row and column) or eliminated (a position constraint)");
+  h5::write_vector(id, "model_x0", std::vector<double>(st.x0.data(), st.x0.data() + st.x0.size()), "",
+                   "operating point, every model state");
+  h5::write_vector(id, "model_rate", std::vector<double>(st.rate.data(), st.rate.data() + st.rate.size()), "",
+                   "x' at the operating point, every model state");
+  if (!st.eliminated.empty()) {
+    std::vector<std::string> names;
+    for (const auto k : st.eliminated) names.push_back(st.names[static_cast<std::size_t>(k)]);
+    h5::write_strings(id, "eliminated_names", names, "the eliminated states, rows of elimination");
+    matrix(id, "elimination", st.elimination,
+           "dx_eliminated = elimination dx_kept: [i, j] for eliminated state i and kept state j (from G dx = 0)");
+  }
   h5::write_strings(id, "input_names", r.input_names, "input order of B and D");
   h5::write_strings(id, "output_names", r.output_names, "output order of C and D");
-  h5::write_vector(id, "x0", std::vector<double>(r.x0.data(), r.x0.data() + r.x0.size()), "", "operating point");
+  h5::write_vector(id, "x0", std::vector<double>(r.x0.data(), r.x0.data() + r.x0.size()), "", "operating point, the kept states (A's order)");
   h5::write_vector(id, "u0", std::vector<double>(r.u0.data(), r.u0.data() + r.u0.size()), "", "operating inputs");
   matrix(id, "A", r.ss.A, "x' = A x + B u");
   matrix(id, "B", r.ss.B, "x' = A x + B u");
