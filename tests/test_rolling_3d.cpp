@@ -118,6 +118,32 @@ TEST_CASE("rolling coin: the nutation frequency about steady turning equals the 
   }
 }
 
+TEST_CASE("rolling coin: nudged off its steady turn, the nonlinear run nutates at the closed-form frequency") {
+  // A lean rate eps = 1e-6 rad/s at the start: theta' = eps cos(w_n t) to first order, so theta' crosses zero
+  // every pi / w_n (the event der(theta) = 0, located by the solver). The start lies O(eps) off the steady turn,
+  // and the neighbouring steady turn it oscillates about has a w_n that differs by a relative O(eps / w_n): the
+  // measured frequency is compared to 1e-6 relative.
+  const Scenario base = load_scenario(kCoin, {});
+  const SteadyCoin coin(base, base.real("initial.theta"), base.real("initial_rates.psi"));
+  auto sets = coin.overrides();
+  const double t_end = test::full_or_sanitized(10.0, 2.0);
+  for (const std::string s : {std::string("initial_rates.theta=1e-6"), std::string("events.nutation.when=\"der(theta)\""),
+                              std::string("solver.rtol=1e-12"), std::string("solver.atol=1e-14"),
+                              "simulation.t_end=" + test::digits(t_end), std::string("simulation.output_dt=0.01")})
+    sets.push_back(s);
+  const test::Run r = test::run_text(test::read_file(kCoin), sets);
+  REQUIRE(r.result.completed());
+  std::vector<double> crossings;
+  for (const auto& e : r.rec.events)
+    if (e.kind == "nutation") crossings.push_back(e.t);
+  REQUIRE(crossings.size() >= 10);
+  const double half_period = (crossings.back() - crossings.front()) / static_cast<double>(crossings.size() - 1);
+  const double w = M_PI / half_period, w_closed = std::sqrt(coin.nutation_squared());
+  MESSAGE("nutation: " << crossings.size() << " crossings, w = " << test::digits(w) << " rad/s, closed form "
+                       << test::digits(w_closed));
+  CHECK(std::abs(w - w_closed) <= 1e-6 * w_closed);
+}
+
 TEST_CASE("rolling coin: upright rolling is stable above v = sqrt(g a / 3); its nutation frequency in closed form") {
   // Upright rolling at speed v (theta = 0, psi' = 0, phi' = v/a) is the steady turning with theta = 0:
   //   w_n^2 = (4/5) (3 v^2/a^2 - g/a)   (Neimark and Fufaev 1972; the formula above with theta = Omega = 0),
