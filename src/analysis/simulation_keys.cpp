@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "rollsim/solve/integrator.hpp"
+
 namespace rollsim {
 
 namespace {
@@ -33,7 +35,7 @@ const Parameters<SolverOptions>& solver_parameters() {
       "solver keys",
       {
           param(&S::method,
-                string_option("solver.method", {"adams", "bdf", "erk", "dopri5", "dop853"},
+                string_option("solver.method", solver_method_names(MethodFacet::Ode),
                               "CVODE's Adams-Moulton with fixed-point iteration, or BDF with Newton and a dense "
                               "Jacobian; ARKODE's explicit Runge-Kutta of order 8 (erk, Fehlberg 13(7)8); Boost.Odeint's "
                               "Dormand-Prince 5(4) (dopri5) with its dense output (order 4), CVODE's error test "
@@ -143,9 +145,13 @@ const Parameters<DaeOptions>& dae_parameters() {
 
 KeySpec dae_solver_method_key(const std::string& when) {
   return KeyVariant(solver_parameters().key("solver.method"))
-      .only_choices({"bdf"})
+      .only_choices(solver_method_names(MethodFacet::Dae))
       .with_description("IDA integrates with variable-order BDF (the only choice" + (when.empty() ? "" : " " + when) +
                         ")");
+}
+
+KeySpec exact_solver_method_key(const std::string& meaning) {
+  return KeyVariant(solver_parameters().key("solver.method")).adding_choices(solver_method_names(MethodFacet::Exact), meaning);
 }
 
 }  // namespace rollsim

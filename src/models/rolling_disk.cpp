@@ -388,8 +388,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
                          "physical: SI parameters, time in s; dimensionless: inertia_ratio only, time tau = Omega0 t"));
   // The shared keys this model narrows: its own integrator, and times in tau when dimensionless.
   const auto& shared = simulation_parameters();
-  v.push_back(KeyVariant(shared.key("solver.method"))
-                  .adding_choices({"exact"}, "exact: closed-form propagation between events"));
+  v.push_back(exact_solver_method_key("exact: closed-form propagation between events"));
   v.push_back(KeyVariant(shared.key("simulation.t_end"))
                   .with_unit("s or 1")
                   .with_description("end time (s; tau when units = \"dimensionless\")")

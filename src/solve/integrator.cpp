@@ -14,23 +14,22 @@ std::unique_ptr<Integrator> make_dop853_integrator(const HybridSystem& system, c
 
 namespace {
 
-/// The facet a method integrates.
-enum class Needs { Ode, Dae, Exact };
+using Needs = MethodFacet;
 
 std::unique_ptr<Integrator> make_exact(const HybridSystem& system, const SolverOptions& options) {
   return facet<ExactSystem>(system)->make_exact_integrator(options);
 }
 
-/// Every method with the facet it needs and its integrator. A DAE's "bdf" comes first: a system with both an ODE and
-/// a DAE facet is integrated as the DAE.
+/// Every method with the facet it needs and its integrator. A DAE's "bdf" comes before the ODE's: a system with both
+/// an ODE and a DAE facet is integrated as the DAE.
 struct Method {
   const char* name;
   Needs needs;
   std::unique_ptr<Integrator> (*make)(const HybridSystem&, const SolverOptions&);
 };
 constexpr Method kMethods[] = {
-    {"bdf", Needs::Dae, &make_ida_integrator},       {"bdf", Needs::Ode, &make_cvode_integrator},
-    {"adams", Needs::Ode, &make_cvode_integrator},   {"erk", Needs::Ode, &make_erk_integrator},
+    {"adams", Needs::Ode, &make_cvode_integrator},   {"bdf", Needs::Dae, &make_ida_integrator},
+    {"bdf", Needs::Ode, &make_cvode_integrator},     {"erk", Needs::Ode, &make_erk_integrator},
     {"dopri5", Needs::Ode, &make_dopri5_integrator}, {"dop853", Needs::Ode, &make_dop853_integrator},
     {"exact", Needs::Exact, &make_exact},
 };
@@ -54,6 +53,13 @@ const char* needs_text(Needs needs) {
 }
 
 }  // namespace
+
+std::vector<std::string> solver_method_names(MethodFacet facet) {
+  std::vector<std::string> names;
+  for (const Method& m : kMethods)
+    if (m.needs == facet) names.emplace_back(m.name);
+  return names;
+}
 
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
   std::string needed, available;

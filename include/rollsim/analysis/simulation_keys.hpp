@@ -65,4 +65,8 @@ const Parameters<DaeOptions>& dae_parameters();
 /// formulation = \"dae\"") says when in the description, empty for a model that is a DAE only.
 KeySpec dae_solver_method_key(const std::string& when);
 
+/// solver.method of a model that brings its own closed-form propagation (an ExactSystem): the shared choices and the
+/// methods of make_integrator's table that integrate it ("exact"), whose meaning the description adds.
+KeySpec exact_solver_method_key(const std::string& meaning);
+
 }  // namespace rollsim
