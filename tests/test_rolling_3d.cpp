@@ -1,7 +1,7 @@
 // The rolling coin (scenarios/rolling_coin.toml) and the ball on a turntable (scenarios/ball_on_turntable.toml)
 // against closed forms: the coin's steady turning (Le Saux, Leine and Glocker 2005), its contact forces, its
 // nutation frequency about steady turning and upright rolling (stable above sqrt(g a / 3)); the ball's centre
-// turning at 2 Omega/7 on a circle of radius 3.5 d (Neimark and Fufaev 1972). docs/references-3d.md has the
+// turning at 2 Omega/7 on a circle of radius 3.5 d. docs/references-3d.md has the
 // formulas and where they come from.
 #include <doctest/doctest.h>
 
