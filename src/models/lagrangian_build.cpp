@@ -14,6 +14,7 @@
 
 #include "rollsim/core/error.hpp"
 #include "rollsim/models/contact_keys.hpp"
+#include "rollsim/symbolic/nonholonomic.hpp"
 #include "lagrangian_internal.hpp"
 
 namespace rollsim::lagrangian::detail {
@@ -32,6 +33,7 @@ struct Build {
   symbolic::LagrangeModel m;
   std::shared_ptr<Compiled> c = std::make_shared<Compiled>();
   std::vector<std::string> constraints;             ///< constraint names, in the file's order
+  std::vector<std::string> velocity_constraints;    ///< velocity (nonholonomic) constraint names, in the file's order
   std::vector<std::string> contacts;                ///< contact names, in the file's order
   std::vector<std::string> bodies;                  ///< body names, in the order of their keys
   std::vector<CoordinateTerms> coordinate_terms;    ///< per coordinate: its start and its force
@@ -82,7 +84,9 @@ void read_names(Build& b) {
       sc.fail("coordinates." + q, "'" + q + "' is both a coordinate and a parameter (parameters." + q + "); rename one");
   for (const auto& p : m.parameters) b.c->p.push_back(keys().parameters.read(b.rd, p).value);
   for (const auto& q : m.coordinates) b.c->units.push_back(keys().coordinates.read(b.rd, q).unit);
-  b.constraints = ordered(sc, "constraints", "expression");
+  b.constraints.clear();
+  for (const auto& name : ordered(sc, "constraints", "expression"))
+    (b.rd.given("constraints." + name + ".velocity") ? b.velocity_constraints : b.constraints).push_back(name);
   m.make_symbols(b.constraints.size());
 
   symbolic::NameTable& names = b.rd.names;
@@ -116,6 +120,58 @@ void add_body(Build& b, const std::string& name) {
   }
 }
 
+/// constraints.NAME.velocity: a row of the independent-speed form (lagrangian_nonholonomic.cpp), linear in der(q).
+void add_velocity_constraint(Build& b, const std::string& name) {
+  const std::string key = "constraints." + name + ".velocity";
+  if (!is_identifier(name))
+    b.sc.fail(key, "'" + name + "' is not a valid constraint name: use letters, digits and _, not starting with a digit");
+  if (b.rd.given("constraints." + name + ".expression"))
+    b.sc.fail(key, "constraint " + name + " has both `expression` and `velocity`: give one (a holonomic constraint is "
+                   "carried as its rate in a model with velocity constraints)");
+  const ex rate = *keys().constraints.read(b.rd, name).velocity;
+  if (!symbolic::linear_in_rates(b.m, rate))
+    b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\": a velocity constraint must be linear in the rates der(q) "
+                   "(A(t, q) der(q) + b(t, q) = 0)");
+  bool has_rate = false;
+  for (const auto& v : b.m.qd) has_rate = has_rate || !symbolic::d(rate, v).is_zero();
+  if (!has_rate)
+    b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\" has no rate der(q): a position-level constraint belongs in "
+                   "`expression`");
+  symbolic::LagrangeModel::VelocityConstraint row;
+  row.name = name;
+  row.rate = rate;
+  row.source = key;
+  b.m.velocity_constraints.push_back(std::move(row));
+}
+
+/// In a model with velocity rows, the holonomic constraints become rows too (their total time derivative, with
+/// the constraint as the position-level residual), and contacts other than rolling ones are refused.
+void holonomic_as_rows(Build& b) {
+  symbolic::LagrangeModel& m = b.m;
+  if (m.velocity_constraints.empty()) return;
+  if (!b.contacts.empty()) {
+    std::string at = "model";  // the contact's first key the file gives
+    for (const auto& [k, e] : b.sc.values)
+      if (!e.defaulted && k.rfind("contacts." + b.contacts.front() + ".", 0) == 0 && (at == "model" ||
+          std::tie(e.origin.line, e.origin.column) < std::tie(b.sc.values.at(at).origin.line, b.sc.values.at(at).origin.column)))
+        at = k;
+    b.sc.fail(at, "contact " + b.contacts.front() + " (a gap or a Coulomb slip velocity) "
+              "cannot be combined with velocity constraints or rolling contacts in one model; only rolling contacts "
+              "(contacts.NAME.body) can");
+  }
+  for (std::size_t k = 0; k < m.constraints.size(); ++k) {
+    symbolic::LagrangeModel::VelocityConstraint row;
+    row.name = m.constraint_names[k];
+    row.rate = symbolic::d(m.constraints[k], m.t);
+    for (std::size_t i = 0; i < m.n(); ++i) row.rate += symbolic::d(m.constraints[k], m.q[i]) * m.qd[i];
+    row.position = m.constraints[k];
+    row.source = "constraints." + row.name + ".expression";
+    m.velocity_constraints.push_back(std::move(row));
+  }
+  m.constraints.clear();
+  m.constraint_names.clear();
+}
+
 /// The energies, the generalized forces and the start of each coordinate, the bodies and the constraints.
 void read_expressions(Build& b) {
   symbolic::LagrangeModel& m = b.m;
@@ -131,9 +187,14 @@ void read_expressions(Build& b) {
       b.bodies.push_back(k.substr(7, k.size() - 12));
   for (const auto& name : b.bodies) add_body(b, name);
   for (const auto& name : b.constraints) {
+    const ConstraintKeys keys_read = keys().constraints.read(b.rd, name);
+    if (!keys_read.expression)
+      b.sc.fail("constraints." + name, "constraint " + name + " needs `expression` (a holonomic constraint C(t, q) = 0) or "
+                                       "`velocity` (a velocity constraint, linear in der(q))");
     m.constraint_names.push_back(name);
-    m.constraints.push_back(keys().constraints.read(b.rd, name).expression);
+    m.constraints.push_back(*keys_read.expression);
   }
+  for (const auto& name : b.velocity_constraints) add_velocity_constraint(b, name);
 }
 
 // ---- contacts ----------------------------------------------------------------------------------------------
@@ -463,7 +524,8 @@ void load_kernels(Compiled& c) {
 /// The derivation and the compiled kernels depend on the model's text only, not on parameter values or the
 /// start: runs in one process (sweep points, growth runs) share them.
 void derive_and_compile(Build& b) {
-  const std::string model_key = model_text_key(b.sc) + KernelNames::layout + "\n";
+  std::string model_key = model_text_key(b.sc) + KernelNames::layout + "\n";
+  if (!b.m.velocity_constraints.empty()) model_key += std::string(symbolic::NonholonomicKernels::layout) + "\n";
   const DerivedModel dm = derived_model(model_key, b.m, b.sc);
   b.c->lib = dm.lib;
   b.c->setup = dm.setup;
@@ -652,6 +714,11 @@ std::unique_ptr<HybridSystem> system_at_start(const Build& b) {
     x0[c.n + i] = b.coordinate_terms[i].initial_rate;
   }
   check_mass_matrix(b, x0);
+  if (!b.m.velocity_constraints.empty()) {
+    std::vector<bool> given;
+    for (const auto& q : b.m.coordinates) given.push_back(b.rd.given("initial_rates." + q));
+    return nonholonomic_system(b.c, b.m, b.sc, x0, given);
+  }
   if (c.nc) check_constraints_at_start(b, x0);
   if (c.nc && !c.n_contacts) return constrained_system(b.c, std::move(x0));
   x0.resize(2 * c.n + c.n_extra, 0.0);
@@ -684,6 +751,7 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   read_names(b);
   read_expressions(b);
   read_contacts(b);
+  holonomic_as_rows(b);
   read_outputs_and_events(b);
   check_signal_names(b);
   derive_and_compile(b);

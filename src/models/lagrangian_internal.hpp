@@ -191,22 +191,25 @@ struct OutputContext {
   const double* constraints = nullptr;  ///< the constraints' residuals (nc of them)
 };
 
-/// The user model's outputs, declared once with their compute functions: the energies and the balance, then the
-/// contact's, the constraints' residuals and the user's (their kernel, as one block).
-inline RuntimeOutputList<OutputContext> output_list(const Compiled& c) {
-  using C = OutputContext;
-  RuntimeOutputList<C> out;
-  // The energies are the contact engine's (its declaration); the balance's meaning is each system's own.
+/// The energies T, V, h (the contact engine's declarations) and the balance (whose meaning is each system's own) of
+/// a context C with members T, V, h and balance.
+template <class C>
+void add_energy_outputs(RuntimeOutputList<C>& out, const std::string& balance_meaning) {
   const Signals engine = ContactEngine::engine_outputs({});
   const auto energy = [&engine](std::string_view name) { return engine[signal_index(engine, name, "user model outputs")]; };
   out.add(energy("kinetic_energy"), [](const C& o) { return o.T; });
   out.add(energy("potential_energy"), [](const C& o) { return o.V; });
   out.add(energy("energy"), [](const C& o) { return o.h; });
-  out.add(Signal{"energy_balance", "J",
-                 c.nc == 0 ? "h - work_forces + dissipated_friction + work_explicit_time: constant"
-                           : "h - work_forces + work_explicit_time - work_constraints: constant"}
-              .as(Role::Ledger),
-          [](const C& o) { return o.balance; });
+  out.add(Signal{"energy_balance", "J", balance_meaning}.as(Role::Ledger), [](const C& o) { return o.balance; });
+}
+
+/// The user model's outputs, declared once with their compute functions: the energies and the balance, then the
+/// contact's, the constraints' residuals and the user's (their kernel, as one block).
+inline RuntimeOutputList<OutputContext> output_list(const Compiled& c) {
+  using C = OutputContext;
+  RuntimeOutputList<C> out;
+  add_energy_outputs(out, c.nc == 0 ? "h - work_forces + dissipated_friction + work_explicit_time: constant"
+                                    : "h - work_forces + work_explicit_time - work_constraints: constant");
   if (c.has_contact) {
     out.add(Signal{"slip_velocity", "m/s", "the contact's slip velocity w"}.of_contact(Role::SlipVelocity, "contact"),
             [](const C& o) { return o.slip; });
@@ -428,9 +431,9 @@ struct BodyKeys {
   std::string name;
   ex mass, inertia, x, y, angle;
 };
-/// [constraints.NAME]: a holonomic constraint.
+/// [constraints.NAME]: a holonomic constraint (expression) or a velocity (nonholonomic) one; one of the two.
 struct ConstraintKeys {
-  ex expression;
+  std::optional<ex> expression, velocity;
 };
 /// [contacts.NAME]: a contact; its optional keys are absent unless the scenario gives them.
 struct ContactKeys {
@@ -486,6 +489,11 @@ std::unique_ptr<HybridSystem> filippov_contact_system(std::shared_ptr<const Comp
 std::unique_ptr<HybridSystem> user_contact_system(std::shared_ptr<const Compiled> c, std::vector<double> x0,
                                                   std::vector<ContactSpec> specs, const ContactSettings& settings,
                                                   const std::vector<std::string>& constraint_names);
+/// The system of a model with velocity constraint rows, in independent speeds (lagrangian_nonholonomic.cpp); x0
+/// holds q and q' as the scenario gives them, `rate_given` which rates it gives.
+std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled> c, const symbolic::LagrangeModel& m,
+                                                  const Scenario& sc, const std::vector<double>& x0,
+                                                  const std::vector<bool>& rate_given);
 /// The DAE's system; x0 holds q and v, and gets the multipliers consistent with them and zero extra states.
 std::unique_ptr<HybridSystem> constrained_system(std::shared_ptr<const Compiled> c, std::vector<double> x0);
 

@@ -76,9 +76,14 @@ KeyTable make_key_table() {
       row(&BodyKeys::x, expression_key("bodies.{name}.x", "0", "x of the centre of mass (t, q)"), body),
       row(&BodyKeys::y, expression_key("bodies.{name}.y", "0", "y of the centre of mass (t, q), up; gravity g along -y"), body),
       row(&BodyKeys::angle, expression_key("bodies.{name}.angle", "0", "rotation angle of the body (t, q)"), body)};
-  t.constraints.rows = {row(&ConstraintKeys::expression,
-                            expression_key("constraints.{name}.expression", "", "holonomic constraint C(t, q) = 0").required(),
-                            configuration("holonomic constraints g(t, q) = 0 depend on coordinates only"))};
+  t.constraints.rows = {
+      row(&ConstraintKeys::expression,
+          optional_expression_key("constraints.{name}.expression", "none", "holonomic constraint C(t, q) = 0 (or `velocity`)"),
+          configuration("holonomic constraints g(t, q) = 0 depend on coordinates only")),
+      row(&ConstraintKeys::velocity,
+          optional_expression_key("constraints.{name}.velocity", "none",
+                                  "velocity (nonholonomic) constraint A(t, q) der(q) + b(t, q) = 0, linear in der(q) "
+                                  "(or `expression`)"))};
   t.contacts.rows = {
       row(&ContactKeys::gap,
           optional_expression_key("contacts.{name}.gap", "none", "unilateral contact: the gap g(q) >= 0; its normal force is computed"),
@@ -208,8 +213,12 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   for (const auto& o : names("outputs")) t.outputs.append_keys(o, v);
   for (const auto& e : names("events")) t.events.append_keys(e, v);
   // Constraints without contacts: the DAE on IDA. With contacts, the contact engine holds the constraints
-  // (nonsmooth.stabilization_rate, any solver.method).
-  if (!constraints.empty() && (contact_names.empty() || listing)) t.dae.append_keys("", v);
+  // (nonsmooth.stabilization_rate, any solver.method). With a velocity constraint, every constraint is a row of the
+  // ODE in independent speeds (docs/nonholonomic.md): any ODE solver.method.
+  const bool velocity_rows = std::any_of(constraints.begin(), constraints.end(), [&](const std::string& c) {
+    return raw.count("constraints." + c + ".velocity") != 0;
+  });
+  if (!constraints.empty() && ((contact_names.empty() && !velocity_rows) || listing)) t.dae.append_keys("", v);
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
   v.push_back(output_parameters().key("title"));
   return v;

@@ -1,4 +1,5 @@
 #include "rollsim/symbolic/lagrange.hpp"
+#include "rollsim/symbolic/nonholonomic.hpp"
 
 #include <chrono>
 #include <stdexcept>
@@ -131,6 +132,8 @@ Derivation derive(const LagrangeModel& m) {
   ex h = -L;
   for (std::size_t i = 0; i < n; ++i) h += m.qd[i] * dL_dqd[i];
   out.kernels.push_back({KernelNames::energy, {h, m.kinetic, m.potential}});
+  // Velocity (nonholonomic) rows: the kernels of the independent-speed form (symbolic/nonholonomic.hpp).
+  append_nonholonomic_kernels(m, out.kernels);
 
   if (m.has_contact) {
     std::vector<ex> c{m.slip_velocity};

@@ -1,0 +1,43 @@
+#pragma once
+/// \file The kernels of a user model with velocity (nonholonomic) constraint rows, integrated in independent
+/// speeds (docs/nonholonomic.md).
+///
+/// The rows r(t, q, q') = A(t, q) q' + b(t, q) (m of them: LagrangeModel::velocity_constraints). With the
+/// accelerations a = q'', r' = A a + c where c = dr/dq q' + dr/dt (the acceleration term). At each evaluation the
+/// runtime solves the saddle-point system
+///
+///   [M  -A^T] [a     ]   [f ]
+///   [A   0  ] [lambda] = [-c]
+///
+/// (M a = f + A^T lambda, M and f from rs_dyn). Its exact Jacobian differentiates that system implicitly: it needs
+/// dR/dq and dR/dq' at the current a (rs_jac), and the derivatives of A, b and c below.
+#include <vector>
+
+#include <ginac/ginac.h>
+
+#include "rollsim/symbolic/codegen.hpp"
+#include "rollsim/symbolic/lagrange.hpp"
+
+namespace rollsim::symbolic {
+
+/// The kernels' names and layouts (m rows, n coordinates; matrices column-major).
+struct NonholonomicKernels {
+  /// A (m x n), b (m), c (m), g (m: each row's position-level residual, 0 for a nonholonomic row), dg/dq (m x n).
+  static constexpr const char* rows = "rs_nh";
+  /// dr/dq at fixed q' (m x n), db/dq (m x n), dc/dq (m x n), dc/dq' (m x n), then dA/dq as n blocks of m x n
+  /// (block i holds dA/dq_i).
+  static constexpr const char* jac = "rs_nh_jac";
+  /// Names this layout; part of the model's cache key when the model has velocity rows.
+  static constexpr const char* layout = "nonholonomic-kernels-1";
+  static std::size_t rows_size(std::size_t m, std::size_t n) { return 2 * m * n + 3 * m; }
+  static std::size_t jac_size(std::size_t m, std::size_t n) { return 4 * m * n + m * n * n; }
+};
+
+/// Appends the two kernels above for the model's velocity rows (nothing when it has none). Throws
+/// std::invalid_argument naming a row that is not linear in the rates.
+void append_nonholonomic_kernels(const LagrangeModel& m, std::vector<Kernel>& kernels);
+
+/// Whether e is linear in the rates q' (every second derivative by two rates is zero).
+bool linear_in_rates(const LagrangeModel& m, const GiNaC::ex& e);
+
+}  // namespace rollsim::symbolic

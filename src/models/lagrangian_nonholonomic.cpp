@@ -1,0 +1,679 @@
+// The user model with velocity (nonholonomic) constraint rows, integrated in independent speeds (Maggi's
+// equations; docs/nonholonomic.md). State x = (q [n], u [n - m] the rates of the independent coordinates, the
+// extra energy states: W_Q, P (those present) and W_C). At each evaluation the dependent rates follow from the
+// rows, q'_D = -A_D^-1 (A_I u + b), and the accelerations and multipliers from the saddle-point system
+// [M -A^T; A 0] [a; lambda] = [f; -c]; u' = a_I. The velocity rows hold exactly by construction; position-level
+// rows (holonomic constraints, contact gaps) drift at the integration error, which the summary monitors and audits.
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+#include "rollsim/analysis/linearizable.hpp"
+#include "rollsim/core/error.hpp"
+#include "rollsim/symbolic/nonholonomic.hpp"
+#include "lagrangian_internal.hpp"
+
+namespace rollsim::lagrangian::detail {
+
+namespace {
+
+using symbolic::NonholonomicKernels;
+using Kind = symbolic::LagrangeModel::VelocityConstraint::Kind;
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+/// The run stops when sigma_min(A_D) / |A| falls below this: the dependent rates' error is then amplified by more
+/// than its inverse.
+constexpr double kSingularDependent = 1e-6;
+/// The witness det(A_D) / |A|^m, terminal (a solver error) where it crosses zero.
+constexpr const char* kSingularWitness = "dependent_speeds_singular";
+
+/// A row as the runtime needs it (no GiNaC).
+struct Row {
+  std::string name, contact, source;
+  Kind kind = Kind::Constraint;
+  bool position = false;
+};
+
+/// What the system shares: the compiled model, the rows and the choice of the independent speeds.
+struct Nh {
+  std::shared_ptr<const Compiled> c;
+  std::vector<Row> rows;
+  std::vector<std::size_t> indep, dep;  ///< coordinate indices
+  KernelFunction rows_k = nullptr, jac_k = nullptr;
+  std::string dependent_text;  ///< "der_y, der_z": the dependent speeds
+  /// The integrability test's verdict ("integrable", "nonholonomic", "not checked") and its sentence.
+  std::string integrability, integrability_text;
+  std::size_t m() const { return rows.size(); }
+  std::size_t ni() const { return indep.size(); }
+  /// States: q, u, the extra states of rs_extra, W_C.
+  std::size_t size() const { return c->n + ni() + c->n_extra + 1; }
+};
+
+/// Per-thread evaluation at one (t, x).
+struct Work {
+  std::vector<double> xq, rows, jac;
+  MatrixXd A, AD, AI, K;
+  VectorXd b, c, g, rhs, sol, a, lambda, qd;
+  Eigen::PartialPivLU<MatrixXd> luD, luK;
+  double* in = nullptr;
+  double det = 0;  ///< det(A_D) / |A|_F^m: changes sign where A_D is singular
+};
+
+Work& work(const Nh& s) {
+  thread_local Work w;
+  const std::size_t n = s.c->n, m = s.m();
+  if (w.xq.size() < 2 * n) w.xq.assign(2 * n, 0.0);
+  if (w.rows.size() < NonholonomicKernels::rows_size(m, n)) w.rows.assign(NonholonomicKernels::rows_size(m, n), 0.0);
+  if (w.jac.size() < NonholonomicKernels::jac_size(m, n)) w.jac.assign(NonholonomicKernels::jac_size(m, n), 0.0);
+  return w;
+}
+
+std::string row_list(const Nh& s, const std::vector<std::size_t>& which) {
+  std::string t;
+  for (std::size_t i = 0; i < which.size(); ++i)
+    t += (i == 0 ? "" : i + 1 == which.size() ? " and " : ", ") + s.rows[which[i]].name;
+  return t;
+}
+
+/// A and b (and, once the rates are in the inputs, c, g and dg/dq) from rs_nh at the inputs w.in.
+void read_rows(const Nh& s, Work& w, bool with_rates) {
+  const std::size_t n = s.c->n, m = s.m();
+  s.rows_k(w.in, w.rows.data());
+  const auto mi = static_cast<Index>(m), ni = static_cast<Index>(n);
+  if (!with_rates) {
+    w.A = Eigen::Map<const MatrixXd>(w.rows.data(), mi, ni);
+    w.b = Eigen::Map<const VectorXd>(w.rows.data() + m * n, mi);
+    return;
+  }
+  w.c = Eigen::Map<const VectorXd>(w.rows.data() + m * n + m, mi);
+  w.g = Eigen::Map<const VectorXd>(w.rows.data() + m * n + 2 * m, mi);
+}
+
+/// The message of dependent speeds that no longer follow from the rows at t (rc: sigma_min(A_D) / |A|).
+std::string singular_message(const Nh& s, double t, double rc) {
+  const std::size_t m = s.m();
+  std::ostringstream os;
+  os.precision(10);
+  std::vector<std::size_t> all(m);
+  for (std::size_t k = 0; k < m; ++k) all[k] = k;
+  os << "at t = " << t << " the dependent speeds no longer follow from the constraint rows " << row_list(s, all)
+     << ": their matrix A_D (the columns of " << s.dependent_text << ") is singular (sigma_min(A_D) / |A| = " << rc
+     << ", below " << kSingularDependent << "); the coordinates chosen as dependent at the start cannot stay so "
+     << "through this motion (e.g. a sleigh's der_y = der_x tan(theta) at theta = pi/2). Give the rate of a "
+        "different coordinate in [initial_rates] (a given rate is kept independent where possible), or choose "
+        "coordinates whose dependent rates stay regular";
+  return os.str();
+}
+
+/// Evaluates at (t, x): the full rates, the accelerations and the multipliers; w.in holds t, q, q', a. A singular
+/// A_D (the dependent speeds no longer follow from the rows) is a SolverError naming the time and the rows.
+void evaluate(const Nh& s, double t, const double* x, Work& w) {
+  const Compiled& c = *s.c;
+  const std::size_t n = c.n, m = s.m();
+  std::copy(x, x + n, w.xq.begin());
+  std::fill(w.xq.begin() + static_cast<std::ptrdiff_t>(n), w.xq.begin() + static_cast<std::ptrdiff_t>(2 * n), 0.0);
+  for (std::size_t k = 0; k < s.ni(); ++k) w.xq[n + s.indep[k]] = x[n + k];
+  Scratch& sc = scratch(c);
+  w.in = fill(c, sc, t, w.xq.data(), 0.0);
+  read_rows(s, w, false);
+  const auto mi = static_cast<Index>(m), ni = static_cast<Index>(n);
+  w.AD.resize(mi, mi);
+  w.AI.resize(mi, static_cast<Index>(s.ni()));
+  for (std::size_t k = 0; k < m; ++k) w.AD.col(static_cast<Index>(k)) = w.A.col(static_cast<Index>(s.dep[k]));
+  for (std::size_t k = 0; k < s.ni(); ++k) w.AI.col(static_cast<Index>(k)) = w.A.col(static_cast<Index>(s.indep[k]));
+  w.luD.compute(w.AD);
+  w.det = w.luD.determinant() / std::pow(w.A.norm(), static_cast<double>(m));
+  // How far A_D is from singular, relative to the rows' scale: sigma_min(A_D) / |A|_F (1 for a 1 x 1 A_D = A).
+  const double rc = Eigen::JacobiSVD<MatrixXd>(w.AD).singularValues().minCoeff() / w.A.norm();
+  if (!(rc > kSingularDependent)) throw SolverError(singular_message(s, t, rc));
+  VectorXd u(static_cast<Index>(s.ni()));
+  for (std::size_t k = 0; k < s.ni(); ++k) u(static_cast<Index>(k)) = x[n + k];
+  const VectorXd qdD = -w.luD.solve(w.AI * u + w.b);
+  w.qd = VectorXd::Zero(ni);
+  for (std::size_t k = 0; k < s.ni(); ++k) w.qd(static_cast<Index>(s.indep[k])) = u(static_cast<Index>(k));
+  for (std::size_t k = 0; k < m; ++k) w.qd(static_cast<Index>(s.dep[k])) = qdD(static_cast<Index>(k));
+  for (std::size_t i = 0; i < n; ++i) w.in[1 + n + i] = w.qd(static_cast<Index>(i));
+  read_rows(s, w, true);
+  c.dyn(w.in, sc.dyn.data());
+  w.K.setZero(ni + mi, ni + mi);
+  w.K.topLeftCorner(ni, ni) = Eigen::Map<const MatrixXd>(sc.dyn.data(), ni, ni);
+  w.K.topRightCorner(ni, mi) = -w.A.transpose();
+  w.K.bottomLeftCorner(mi, ni) = w.A;
+  w.rhs.resize(ni + mi);
+  w.rhs.head(ni) = Eigen::Map<const VectorXd>(sc.dyn.data() + n * n, ni);
+  w.rhs.tail(mi) = -w.c;
+  w.luK.compute(w.K);
+  w.sol = w.luK.solve(w.rhs);
+  w.a = w.sol.head(ni);
+  w.lambda = w.sol.tail(mi);
+  for (std::size_t i = 0; i < n; ++i) w.in[c.in_a + i] = w.a(static_cast<Index>(i));
+}
+
+/// x' at the evaluated point w (evaluate first).
+void rates(const Nh& s, const double* x, const Work& w, double* xdot) {
+  (void)x;
+  const Compiled& c = *s.c;
+  const std::size_t n = c.n;
+  for (std::size_t i = 0; i < n; ++i) xdot[i] = w.qd(static_cast<Index>(i));
+  for (std::size_t k = 0; k < s.ni(); ++k) xdot[n + k] = w.a(static_cast<Index>(s.indep[k]));
+  if (c.n_extra) c.extra(w.in, xdot + n + s.ni());
+  // W_C' = (A^T lambda).q' = lambda.(A q') = -lambda.b: zero for scleronomic rows.
+  xdot[n + s.ni() + c.n_extra] = -w.lambda.dot(w.b);
+}
+
+/// The exact Jacobian dx'/dx (N x N) and dx'/dF of a generalized force F added to Q (N x n), by implicit
+/// differentiation of the rows and of the saddle-point system at the evaluated point w; with `da`, the
+/// accelerations' derivatives [da/dx, da/dF] (n x (N + n)).
+void jacobians(const Nh& s, Work& w, MatrixXd& J, MatrixXd& B, MatrixXd* da = nullptr) {
+  const Compiled& c = *s.c;
+  const std::size_t n = c.n, m = s.m(), nI = s.ni(), E = c.n_extra, N = s.size();
+  const auto ni = static_cast<Index>(n), mi = static_cast<Index>(m), Ni = static_cast<Index>(N);
+  Scratch& sc = scratch(c);
+  c.jac(w.in, sc.jac.data());
+  s.jac_k(w.in, w.jac.data());
+  const double* nj = w.jac.data();
+  const MatrixXd drdq = Eigen::Map<const MatrixXd>(nj, mi, ni), dbdq = Eigen::Map<const MatrixXd>(nj + m * n, mi, ni),
+                 dcdq = Eigen::Map<const MatrixXd>(nj + 2 * m * n, mi, ni),
+                 dcdqd = Eigen::Map<const MatrixXd>(nj + 3 * m * n, mi, ni);
+  // sum_k lambda_k dA_kj/dq_i (n x n, [j, i]) and sum_j dA_kj/dq_i a_j (m x n, [k, i]).
+  MatrixXd dAtl(ni, ni), dAa(mi, ni);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Eigen::Map<const MatrixXd> dA(nj + 4 * m * n + m * n * i, mi, ni);
+    dAtl.col(static_cast<Index>(i)) = dA.transpose() * w.lambda;
+    dAa.col(static_cast<Index>(i)) = dA * w.a;
+  }
+  const Eigen::Map<const MatrixXd> dRdq(sc.jac.data(), ni, ni), dRdqd(sc.jac.data() + n * n, ni, ni);
+  // dq/dx and dq'/dx (n x N).
+  MatrixXd Dq = MatrixXd::Zero(ni, Ni), Dqd = MatrixXd::Zero(ni, Ni);
+  Dq.leftCols(ni).setIdentity();
+  const MatrixXd dD_dq = -w.luD.solve(drdq), dD_du = -w.luD.solve(w.AI);
+  for (std::size_t k = 0; k < nI; ++k) Dqd(static_cast<Index>(s.indep[k]), static_cast<Index>(n + k)) = 1.0;
+  for (std::size_t k = 0; k < m; ++k) {
+    Dqd.row(static_cast<Index>(s.dep[k])).head(ni) = dD_dq.row(static_cast<Index>(k));
+    Dqd.row(static_cast<Index>(s.dep[k])).segment(ni, static_cast<Index>(nI)) = dD_du.row(static_cast<Index>(k));
+  }
+  MatrixXd rhs(ni + mi, Ni + ni);
+  rhs.topLeftCorner(ni, Ni) = -(dRdq - dAtl) * Dq - dRdqd * Dqd;
+  rhs.bottomLeftCorner(mi, Ni) = -(dcdq + dAa) * Dq - dcdqd * Dqd;
+  rhs.topRightCorner(ni, ni).setIdentity();
+  rhs.bottomRightCorner(mi, ni).setZero();
+  const MatrixXd sol = w.luK.solve(rhs);
+  if (da) *da = sol.topRows(ni);
+  J.setZero(Ni, Ni);
+  B.setZero(Ni, ni);
+  J.topRows(ni) = Dqd;
+  for (std::size_t k = 0; k < nI; ++k) {
+    J.row(static_cast<Index>(n + k)) = sol.row(static_cast<Index>(s.indep[k])).head(Ni);
+    B.row(static_cast<Index>(n + k)) = sol.row(static_cast<Index>(s.indep[k])).tail(ni);
+  }
+  // The extra states of rs_extra: rows after R in rs_jac, columns q then q'.
+  const std::size_t e0 = n + nI;
+  for (std::size_t e = 0; e < E; ++e) {
+    VectorXd dq(ni), dqd(ni);
+    for (std::size_t j = 0; j < n; ++j) {
+      dq(static_cast<Index>(j)) = sc.jac[n * 2 * n + e + E * j];
+      dqd(static_cast<Index>(j)) = sc.jac[n * 2 * n + e + E * (n + j)];
+    }
+    J.row(static_cast<Index>(e0 + e)) = dq.transpose() * Dq + dqd.transpose() * Dqd;
+    if (c.has_forces && e == 0) B.row(static_cast<Index>(e0)) = w.qd.transpose();  // the input's power F.q'
+  }
+  // W_C' = -lambda.b.
+  const MatrixXd dlam = sol.bottomRows(mi);
+  J.row(static_cast<Index>(N - 1)) = -(w.b.transpose() * dlam.leftCols(Ni) + w.lambda.transpose() * dbdq * Dq);
+  B.row(static_cast<Index>(N - 1)) = -(w.b.transpose() * dlam.rightCols(ni));
+}
+
+// ---- outputs ----------------------------------------------------------------------------------------------
+
+struct Context {
+  const Nh& s;
+  const Work& w;
+  double T = 0, V = 0, h = 0, balance = 0;
+};
+
+RuntimeOutputList<Context> nh_outputs(const Nh& s) {
+  using C = Context;
+  RuntimeOutputList<C> out;
+  add_energy_outputs(out, "h - work_forces + work_explicit_time - work_constraints: constant");
+  const Compiled& c = *s.c;
+  for (const std::size_t d : s.dep)
+    out.add({"der_" + c.coordinates[d], c.units[d].empty() ? "1/s" : c.units[d] + "/s",
+             "rate of " + c.coordinates[d] + " (dependent: from the constraint rows)"},
+            [d](const C& o) { return o.w.qd(static_cast<Index>(d)); });
+  for (std::size_t k = 0; k < s.m(); ++k) {
+    const Row& r = s.rows[k];
+    const auto lam = [k](const C& o) { return o.w.lambda(static_cast<Index>(k)); };
+    const auto pos = [k](const C& o) { return o.w.g(static_cast<Index>(k)); };
+    if (r.kind == Kind::Normal) {
+      out.add(Signal{"normal_force_" + r.contact, "N", "normal force of contact " + r.contact + " (pushing the body up)"}
+                  .of_contact(Role::NormalForce, r.contact),
+              lam);
+      out.add(Signal{"gap_" + r.contact, "m", "gap of contact " + r.contact + " (0 held; its drift is the integration error)"}
+                  .of_contact(Role::Gap, r.contact),
+              pos);
+    } else if (r.kind == Kind::Tangential) {
+      const std::string axis = r.name.size() > 2 && r.name.compare(r.name.size() - 2, 2, "_y") == 0 ? "y" : "x";
+      out.add(Signal{"tangential_force_" + axis + "_" + r.contact, "N",
+                     "the " + axis + " component of the no-slip force of contact " + r.contact}
+                  .of_contact(Role::TangentialForce, r.contact),
+              lam);
+    } else {
+      out.add({"lambda_" + r.name, "", "multiplier of constraint " + r.name + " (its generalized force is A^T lambda)"}, lam);
+      if (r.position)
+        out.add({"constraint_" + r.name, "", "residual of constraint " + r.name + " (held at velocity level; drifts at "
+                                             "the integration error)"},
+                pos);
+    }
+  }
+  out.add_block(c.user_outputs, [](const C& o, double* y) { o.s.c->outputs(o.w.in, y); });
+  return out;
+}
+
+/// The energy drift and the position-level rows' drift (audited), the dependent speeds and the integrability.
+class NhSummarizer : public Summarizer {
+ public:
+  NhSummarizer(const Nh& s, std::size_t balance, std::vector<std::size_t> positions)
+      : n_(s.c->n), balance_(balance), positions_(std::move(positions)), dependent_(s.dependent_text),
+        integrability_(s.integrability), integrability_text_(s.integrability_text) {}
+  void on_tolerances(double rtol, double atol, bool) override {
+    rtol_ = rtol;
+    atol_ = atol;
+  }
+  void on_point(double t, const double* x, const double* y, int) override {
+    if (!have_) {
+      e0_ = y[balance_];
+      have_ = true;
+    }
+    drift_ = std::max(drift_, std::abs(y[balance_] - e0_));
+    for (std::size_t i = 0; i < n_; ++i) qscale_ = std::max(qscale_, std::abs(x[i]));
+    for (const std::size_t k : positions_) worst_ = std::max(worst_, std::abs(y[k]));
+    if (worst_ > limit()) {
+      std::ostringstream os;
+      os.precision(6);
+      os << "at t = " << t << " a position-level constraint row has drifted to |g| = " << worst_
+         << ", above the audit's limit " << limit() << " = 1e4 (rtol max(1, |q|) + atol): the integration error of "
+         << "the coordinates is larger than the tolerances promise; tighten solver.rtol and solver.atol";
+      throw AuditError(os.str());
+    }
+  }
+  std::vector<SummaryItem> items() const override {
+    std::vector<SummaryItem> v{{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
+                               {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
+                               {"dependent_speeds", 0, dependent_, "", "dependent speeds (from the constraint rows)", false},
+                               {"constraint_integrability", 0, integrability_, "", integrability_text_, false}};
+    if (!positions_.empty()) {
+      v.push_back({"position_residual_max", worst_, "", "", "largest |g| of the position-level rows", false});
+      v.push_back({"position_residual_limit", limit(), "", "", "the audit's limit 1e4 (rtol max(1, |q|) + atol)", false});
+    }
+    return v;
+  }
+
+ private:
+  double limit() const { return 1e4 * (rtol_ * std::max(1.0, qscale_) + atol_); }
+  std::size_t n_, balance_;
+  std::vector<std::size_t> positions_;
+  std::string dependent_, integrability_, integrability_text_;
+  bool have_ = false;
+  double e0_ = 0, drift_ = 0, worst_ = 0, qscale_ = 0, rtol_ = 1e-6, atol_ = 1e-9;
+};
+
+// ---- the system -------------------------------------------------------------------------------------------
+
+class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
+ public:
+  NonholonomicSystem(Nh s, std::vector<double> x0) : s_(std::move(s)), x0_(std::move(x0)), list_(nh_outputs(s_)) {
+    const Compiled& c = *s_.c;
+    for (std::size_t i = 0; i < c.n; ++i) states_.push_back({c.coordinates[i], c.units[i], "generalized coordinate"});
+    for (const std::size_t i : s_.indep)
+      states_.push_back(Signal{"der_" + c.coordinates[i], c.units[i].empty() ? "1/s" : c.units[i] + "/s",
+                               "rate of " + c.coordinates[i] + " (an independent speed)"}
+                            .as(Role::Rate));
+    add_extra_states(c, states_);
+    states_.push_back(Signal{"work_constraints", "J", "work done by the constraint forces A^T lambda since the start "
+                                                      "((A^T lambda).q' = -lambda.b; nonzero for a moving constraint)"}
+                          .as(Role::ConstraintWork));
+    balance_ = list_.index("energy_balance");
+    for (std::size_t k = 0; k < s_.m(); ++k) {
+      const Row& r = s_.rows[k];
+      if (r.kind == Kind::Normal) {
+        positions_.push_back(list_.index("gap_" + r.contact));
+        normals_.push_back(k);
+      } else if (r.kind == Kind::Constraint && r.position) {
+        positions_.push_back(list_.index("constraint_" + r.name));
+      }
+    }
+    witnesses_ = user_witnesses(c);
+    for (const std::size_t k : normals_) witnesses_.push_back({"lift_off_" + s_.rows[k].contact, -1, true});
+    // det(A_D) changes sign where the dependent speeds stop following from the rows: the run stops there.
+    witnesses_.push_back({kSingularWitness, 0, true});
+    for (std::size_t i = 0; i < c.n; ++i)
+      inputs_.push_back({"force_" + c.coordinates[i], "generalized force",
+                         "generalized force added to Q of " + c.coordinates[i] + " (0 in a run; a linearisation's input)"});
+  }
+  std::string model_name() const override { return "lagrangian"; }
+  const SetupTimes& setup_times() const override { return s_.c->setup; }
+  const Signals& states() const override { return states_; }
+  const Signals& outputs() const override { return list_.signals(); }
+  void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
+  void rhs(double t, const double* x, int, double* xdot) const override {
+    Work& w = work(s_);
+    evaluate(s_, t, x, w);
+    rates(s_, x, w, xdot);
+  }
+  bool jacobian(double t, const double* x, int, double* J) const override {
+    Work& w = work(s_);
+    evaluate(s_, t, x, w);
+    MatrixXd Jm, B;
+    jacobians(s_, w, Jm, B);
+    std::copy(Jm.data(), Jm.data() + Jm.size(), J);
+    return true;
+  }
+  std::vector<Witness> witnesses(int) const override { return witnesses_; }
+  std::size_t witness_count(int) const override { return witnesses_.size(); }
+  void witness_values(double t, const double* x, int, double* g) const override {
+    Work& w = work(s_);
+    evaluate(s_, t, x, w);
+    if (s_.c->n_events) s_.c->witnesses(w.in, g);
+    for (std::size_t j = 0; j < normals_.size(); ++j) g[s_.c->n_events + j] = w.lambda(static_cast<Index>(normals_[j]));
+    g[s_.c->n_events + normals_.size()] = w.det;
+  }
+  EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
+    if (witness == kSingularWitness) throw SolverError(singular_message(s_, t, 0.0));
+    return WitnessSystem::on_event(t, x, mode, witness, dir);
+  }
+  void compute_outputs(double t, const double* x, int, double* y) const override {
+    Work& w = work(s_);
+    evaluate(s_, t, x, w);
+    double e[3];
+    s_.c->energy(w.in, e);
+    Context o{s_, w};
+    o.h = e[0];
+    o.T = e[1];
+    o.V = e[2];
+    o.balance = e[0];
+    std::size_t k = s_.c->n + s_.ni();
+    if (s_.c->has_forces) o.balance -= x[k++];
+    if (s_.c->explicit_time) o.balance += x[k++];
+    o.balance -= x[k];
+    list_.compute(o, y);
+  }
+  bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
+    double* y = output_buffer(list_.size());
+    compute_outputs(t, x, 0, y);
+    e.energy = y[balance_];
+    e.dissipated = 0;
+    e.scale = std::abs(y[0]) + std::abs(y[1]);
+    for (std::size_t k = s_.c->n + s_.ni(); k < size(); ++k) e.scale += std::abs(x[k]);
+    return true;
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<NhSummarizer>(s_, balance_, positions_);
+  }
+
+  const Signals& inputs() const override { return inputs_; }
+  std::vector<double> input_values() const override { return std::vector<double>(s_.c->n, 0.0); }
+  void rhs_ad(const AD* x, const AD* u, AD* xdot) const override {
+    const std::size_t N = size(), n = s_.c->n;
+    std::vector<double> xv(N), f(N);
+    for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
+    Work& w = work(s_);
+    evaluate(s_, 0.0, xv.data(), w);
+    rates(s_, xv.data(), w, f.data());
+    MatrixXd J, B;
+    jacobians(s_, w, J, B);
+    for (std::size_t i = 0; i < N; ++i) {
+      VectorXd dv = VectorXd::Zero(x[0].derivatives().size());
+      for (std::size_t j = 0; j < N; ++j)
+        if (J(static_cast<Index>(i), static_cast<Index>(j)) != 0) dv += J(static_cast<Index>(i), static_cast<Index>(j)) * x[j].derivatives();
+      for (std::size_t j = 0; j < n; ++j)
+        if (B(static_cast<Index>(i), static_cast<Index>(j)) != 0) dv += B(static_cast<Index>(i), static_cast<Index>(j)) * u[j].derivatives();
+      xdot[i] = AD(f[i], dv);
+    }
+  }
+  void signals_ad(const AD* x, const AD* u, AD* y) const override;
+  int degrees_of_freedom() const override { return static_cast<int>(s_.ni()); }
+  std::vector<std::string> default_linear_outputs() const override { return {s_.c->coordinates.front()}; }
+  MatrixXd state_constraint_jacobian(const double* x) const override {
+    std::vector<std::size_t> pos;
+    for (std::size_t k = 0; k < s_.m(); ++k)
+      if (s_.rows[k].position) pos.push_back(k);
+    if (pos.empty()) return {};
+    Work& w = work(s_);
+    evaluate(s_, 0.0, x, w);
+    const std::size_t n = s_.c->n, m = s_.m();
+    MatrixXd G = MatrixXd::Zero(static_cast<Index>(pos.size()), static_cast<Index>(size()));
+    for (std::size_t r = 0; r < pos.size(); ++r)
+      for (std::size_t j = 0; j < n; ++j) G(static_cast<Index>(r), static_cast<Index>(j)) = w.rows[m * n + 3 * m + pos[r] + m * j];
+    return G;
+  }
+
+ private:
+  Nh s_;
+  std::vector<double> x0_;
+  RuntimeOutputList<Context> list_;
+  Signals states_, inputs_;
+  std::vector<Witness> witnesses_;
+  std::size_t balance_ = 0;
+  std::vector<std::size_t> positions_, normals_;
+};
+
+void NonholonomicSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
+  const Compiled& c = *s_.c;
+  const std::size_t N = size(), n = c.n, no = list_.size();
+  for (std::size_t i = 0; i < N; ++i) y[i] = x[i];
+  std::vector<double> xv(N), yv(no);
+  for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
+  const Index k = x[0].derivatives().size();
+  Work& w = work(s_);
+  evaluate(s_, 0.0, xv.data(), w);
+  MatrixXd J, B, Da;
+  jacobians(s_, w, J, B, &Da);
+  // dx/dseed, dF/dseed; dq'/dseed and da/dseed from the implicit differentiation (exact): the user's outputs are
+  // differentiated through their Jacobian kernel; the built-in ones (energies, multipliers, residuals) by forward
+  // differences of their exact values, as the smooth form does.
+  MatrixXd dx(static_cast<Index>(N), k), du(static_cast<Index>(n), k);
+  for (std::size_t j = 0; j < N; ++j) dx.row(static_cast<Index>(j)) = x[j].derivatives().transpose();
+  for (std::size_t j = 0; j < n; ++j) du.row(static_cast<Index>(j)) = u[j].derivatives().transpose();
+  const MatrixXd dqd = J.topRows(static_cast<Index>(n)) * dx;
+  const MatrixXd da = Da.leftCols(static_cast<Index>(N)) * dx + Da.rightCols(static_cast<Index>(n)) * du;
+  std::vector<double> oj(c.n_user_outputs * 3 * n);
+  if (c.n_user_outputs) c.outputs_jac(w.in, oj.data());
+  compute_outputs(0.0, xv.data(), 0, yv.data());
+  const std::size_t first_user = c.user_outputs.empty() ? no : list_.index(c.user_outputs.front().name);
+  // The built-in outputs' derivatives by the states: one forward difference of every output per state.
+  MatrixXd dY = MatrixXd::Zero(static_cast<Index>(no), static_cast<Index>(N));
+  if (first_user > 0) {
+    std::vector<double> xp(xv), yp(no);
+    for (std::size_t j = 0; j < N; ++j) {
+      const double h = 1e-7 * std::max(1.0, std::abs(xv[j]));
+      xp[j] = xv[j] + h;
+      compute_outputs(0.0, xp.data(), 0, yp.data());
+      xp[j] = xv[j];
+      for (std::size_t o = 0; o < first_user; ++o) dY(static_cast<Index>(o), static_cast<Index>(j)) = (yp[o] - yv[o]) / h;
+    }
+  }
+  for (std::size_t o = 0; o < no; ++o) {
+    VectorXd dv = VectorXd::Zero(k);
+    if (o >= first_user) {
+      const std::size_t r = o - first_user, R = c.n_user_outputs;
+      for (std::size_t j = 0; j < n; ++j) {
+        dv += oj[r + R * j] * dx.row(static_cast<Index>(j)).transpose();
+        dv += oj[r + R * (n + j)] * dqd.row(static_cast<Index>(j)).transpose();
+        dv += oj[r + R * (2 * n + j)] * da.row(static_cast<Index>(j)).transpose();
+      }
+    } else {
+      dv = (dY.row(static_cast<Index>(o)) * dx).transpose();
+    }
+    y[N + o] = AD(yv[o], dv);
+  }
+}
+
+}  // namespace
+
+// ---- the start: the dependent speeds, the given rates, the integrability -----------------------------------
+
+namespace {
+
+/// The key a row's message points at: its own, where the scenario has it.
+std::string row_key(const Scenario& sc, const Row& r) { return sc.values.count(r.source) ? r.source : "model"; }
+
+/// The dependent coordinates: a column-pivoted QR of A (Gram-Schmidt with pivoting) that takes the columns of
+/// coordinates whose rate the scenario does not give first. Fails when the rows are dependent.
+std::vector<std::size_t> choose_dependent(const Scenario& sc, const Nh& s, const MatrixXd& A,
+                                          const std::vector<bool>& rate_given) {
+  const std::size_t m = s.m(), n = s.c->n;
+  MatrixXd R = A;  // columns deflated as they are chosen
+  const double scale = std::max(A.cwiseAbs().maxCoeff(), 1e-300);
+  std::vector<std::size_t> dep;
+  std::vector<bool> taken(n, false);
+  for (std::size_t step = 0; step < m; ++step) {
+    std::size_t best = n;
+    for (const bool given : {false, true}) {
+      double norm = 0;
+      for (std::size_t j = 0; j < n; ++j)
+        if (!taken[j] && rate_given[j] == given && R.col(static_cast<Index>(j)).norm() > std::max(norm, 1e-9 * scale)) {
+          norm = R.col(static_cast<Index>(j)).norm();
+          best = j;
+        }
+      if (best < n) break;
+    }
+    if (best == n) {
+      std::ostringstream os;
+      os << "the constraint rows are dependent at the initial state: " << m << " rows of rank " << step << " (A = d r/d der(q) "
+         << "has fewer independent rows than rows); remove a redundant constraint";
+      sc.fail(row_key(sc, s.rows[m - 1]), os.str());
+    }
+    taken[best] = true;
+    dep.push_back(best);
+    const VectorXd e = R.col(static_cast<Index>(best)).normalized();
+    R -= e * (e.transpose() * R);
+  }
+  return dep;
+}
+
+/// Integrability of scleronomic rows A(q) q' = 0: ker A is involutive iff N^T W_k N = 0 for every row k, with
+/// W_k(i, j) = dA_kj/dq_i - dA_ki/dq_j and N a basis of ker A, tested at random points near the start.
+std::pair<std::string, std::string> integrability(const Nh& s, const std::vector<double>& q0) {
+  const Compiled& c = *s.c;
+  const std::size_t n = c.n, m = s.m();
+  std::vector<std::size_t> velocity_rows;
+  for (std::size_t k = 0; k < m; ++k)
+    if (!s.rows[k].position) velocity_rows.push_back(k);
+  if (velocity_rows.empty()) return {"integrable", "every constraint row is the rate of a position-level constraint"};
+  const std::string names = "constraint rows " + row_list(s, velocity_rows);
+  std::mt19937 rng(20251126u);
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  Work& w = work(s);
+  std::vector<double> xq(2 * n, 0.0);
+  bool any = false;
+  for (int point = 0; point < 6; ++point) {
+    for (std::size_t i = 0; i < n; ++i) xq[i] = q0[i] + U(rng);
+    Scratch& sc = scratch(c);
+    std::vector<std::vector<double>> at_times;
+    for (const double t : {0.0, 0.7}) {
+      w.in = fill(c, sc, t, xq.data(), 0.0);
+      read_rows(s, w, false);
+      at_times.emplace_back(w.rows.begin(), w.rows.begin() + static_cast<std::ptrdiff_t>(m * n + m));
+    }
+    const double Ascale = std::max(1.0, w.A.cwiseAbs().maxCoeff());
+    bool rheonomic = w.b.cwiseAbs().maxCoeff() > 1e-12 * Ascale;
+    for (std::size_t i = 0; i < m * n; ++i) rheonomic = rheonomic || std::abs(at_times[0][i] - at_times[1][i]) > 1e-12 * Ascale;
+    if (rheonomic) return {"not checked", names + " depend on time or have a rate-free part: integrability not checked"};
+    if (!w.A.allFinite()) continue;
+    s.jac_k(w.in, w.jac.data());
+    Eigen::JacobiSVD<MatrixXd> svd(w.A, Eigen::ComputeFullV);
+    const MatrixXd N = svd.matrixV().rightCols(static_cast<Index>(n - m));
+    double worst = 0, wscale = Ascale;
+    for (std::size_t k = 0; k < m; ++k) {
+      MatrixXd W(static_cast<Index>(n), static_cast<Index>(n));
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          const double dAkj_dqi = w.jac[4 * m * n + m * n * i + k + m * j];
+          const double dAki_dqj = w.jac[4 * m * n + m * n * j + k + m * i];
+          W(static_cast<Index>(i), static_cast<Index>(j)) = dAkj_dqi - dAki_dqj;
+          wscale = std::max(wscale, std::abs(dAkj_dqi));
+        }
+      worst = std::max(worst, (N.transpose() * W * N).cwiseAbs().maxCoeff());
+    }
+    if (!std::isfinite(worst)) continue;
+    any = true;
+    if (worst > 1e-8 * wscale) return {"nonholonomic", names + " are nonholonomic"};
+  }
+  if (!any) return {"not checked", names + ": integrability not checked (not finite near the start)"};
+  return {"integrable", names + " are integrable (holonomic in disguise): a position-level constraint would do"};
+}
+
+}  // namespace
+
+std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled> c, const symbolic::LagrangeModel& model,
+                                                  const Scenario& sc, const std::vector<double>& x0,
+                                                  const std::vector<bool>& rate_given) {
+  Nh s;
+  s.c = c;
+  for (const auto& r : model.velocity_constraints)
+    s.rows.push_back({r.name, r.contact, r.source, r.kind, r.position.has_value()});
+  s.rows_k = c->lib->get(NonholonomicKernels::rows);
+  s.jac_k = c->lib->get(NonholonomicKernels::jac);
+  const std::size_t n = c->n, m = s.m();
+  if (m >= n)
+    sc.fail(row_key(sc, s.rows.back()), "the model has " + std::to_string(m) + " constraint rows and " + std::to_string(n) +
+                                            " coordinates: at least one coordinate must stay free");
+  // A, b at the start (they do not depend on the rates).
+  Work& w = work(s);
+  w.in = fill(*c, scratch(*c), 0.0, x0.data(), 0.0);
+  read_rows(s, w, false);
+  if (!w.A.allFinite() || !w.b.allFinite())
+    sc.fail(row_key(sc, s.rows.front()), "the constraint rows are not finite at the initial state");
+  s.dep = choose_dependent(sc, s, w.A, rate_given);
+  std::vector<bool> is_dep(n, false);
+  for (const std::size_t d : s.dep) is_dep[d] = true;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!is_dep[i]) s.indep.push_back(i);
+  for (std::size_t k = 0; k < m; ++k)
+    s.dependent_text += std::string(k ? ", " : "") + "der_" + c->coordinates[s.dep[k]];
+  // The dependent rates from the independent ones; a given dependent rate must agree.
+  std::vector<double> x(n + s.ni() + c->n_extra + 1, 0.0);
+  std::copy(x0.begin(), x0.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
+  for (std::size_t k = 0; k < s.ni(); ++k) x[n + k] = x0[n + s.indep[k]];
+  evaluate(s, 0.0, x.data(), w);
+  VectorXd given(static_cast<Index>(n));
+  for (std::size_t i = 0; i < n; ++i) given(static_cast<Index>(i)) = rate_given[i] ? x0[n + i] : w.qd(static_cast<Index>(i));
+  const VectorXd r = w.A * given + w.b;
+  const double rscale = 1.0 + (w.A.cwiseAbs() * given.cwiseAbs()).maxCoeff() + w.b.cwiseAbs().maxCoeff();
+  Index worst = 0;
+  if (m && r.cwiseAbs().maxCoeff(&worst) > 1e-9 * rscale) {
+    std::ostringstream os;
+    os.precision(10);
+    std::string coords;
+    for (const std::size_t d : s.dep)
+      if (rate_given[d]) coords += (coords.empty() ? "" : ", ") + ("initial_rates." + c->coordinates[d]) + " = " + std::to_string(x0[n + d]) +
+                                   " (the rows give " + std::to_string(w.qd(static_cast<Index>(d))) + ")";
+    os << "the initial rates disagree with constraint " << s.rows[static_cast<std::size_t>(worst)].name << " ("
+       << s.rows[static_cast<std::size_t>(worst)].source << "): its residual A der(q) + b is " << r(worst)
+       << " (allowed |r| <= " << 1e-9 * rscale << "). The dependent rates " << s.dependent_text
+       << " follow from the constraints; given: " << coords << ". Leave them out of [initial_rates] or give values that satisfy the constraints";
+    std::string key = "model";
+    for (const std::size_t d : s.dep)
+      if (rate_given[d]) key = "initial_rates." + c->coordinates[d];
+    sc.fail(key, os.str());
+  }
+  // Position-level rows must hold at the start.
+  double qscale = 1.0;
+  for (std::size_t i = 0; i < n; ++i) qscale = std::max(qscale, std::abs(x0[i]));
+  for (std::size_t k = 0; k < m; ++k)
+    if (s.rows[k].position && std::abs(w.g(static_cast<Index>(k))) > 1e-9 * qscale) {
+      std::ostringstream os;
+      os.precision(10);
+      os << (s.rows[k].kind == Kind::Normal ? "the gap of contact " + s.rows[k].contact : "constraint " + s.rows[k].name)
+         << " is " << w.g(static_cast<Index>(k)) << " at the initial state (allowed: |g| <= " << 1e-9 * qscale
+         << "); give [initial] values that satisfy it";
+      sc.fail(row_key(sc, s.rows[k]), os.str());
+    }
+  std::tie(s.integrability, s.integrability_text) = integrability(s, std::vector<double>(x0.begin(), x0.begin() + static_cast<std::ptrdiff_t>(n)));
+  return std::make_unique<NonholonomicSystem>(std::move(s), std::move(x));
+}
+
+}  // namespace rollsim::lagrangian::detail
