@@ -267,3 +267,32 @@ TEST_CASE("bicycle: the IFToMM manoeuvre at 8 m/s (roll rate 0.05 rad/s) capsize
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("bicycle: upright straight running carries the static wheel loads") {
+  // Running straight and upright at constant speed nothing accelerates, so the contact forces are the static ones:
+  // the front normal force is g sum_i m_i x_i / w (moments about the rear contact, x_i the centres' distances
+  // ahead of it: 0, xB, xH and w), the rear one the rest of the weight, and the tangential forces vanish.
+  const Scenario base = load_scenario(kScenario, {});
+  auto p = [&](const char* name) { return base.real(std::string("parameters.") + name); };
+  const double weight = p("g") * (p("mR") + p("mB") + p("mH") + p("mF"));
+  const double front = p("g") * (p("mB") * p("xB") + p("mH") * p("xH") + p("mF") * p("w")) / p("w");
+  test::Run r = test::run_text(test::read_file(kScenario),
+                               {"initial_rates.phi=0", "simulation.t_end=1", "simulation.output_dt=0.1"});
+  REQUIRE(r.result.completed());
+  const test::RunSignals column(r);
+  const auto nf = column("normal_force_front"), nr = column("normal_force_rear");
+  double worst = 0;
+  for (const char* name : {"tangential_force_x_front", "tangential_force_y_front", "tangential_force_x_rear",
+                           "tangential_force_y_rear"})
+    for (double f : column(name)) worst = std::max(worst, std::abs(f));
+  for (std::size_t k = 0; k < nf.size(); ++k) {
+    worst = std::max(worst, std::abs(nf[k] - front));
+    worst = std::max(worst, std::abs(nr[k] - (weight - front)));
+  }
+  MESSAGE("static loads: front " << front << " N, rear " << weight - front << " N; largest difference " << worst << " N");
+  CHECK(worst <= 1e-10 * weight);
+}
+
+}  // namespace rollsim
