@@ -52,7 +52,7 @@ LinearResult linearize_file(const std::string& path, const std::vector<std::stri
 
 }  // namespace
 
-TEST_CASE("rolling coin: a steady turning start keeps its lean to 1e-10 over 10 s; its contact forces in closed form") {
+TEST_CASE("rolling coin: a steady turning start keeps its lean to 1e-10 over 10 s, with the closed-form contact forces") {
   // Along the steady motion theta is constant, the centre of mass circles at the height a cos(theta): the normal
   // force is m g, and the horizontal force is the centripetal one, m |Omega| a |omega3| (the centre's speed is
   // a |omega3|). At rtol 1e-12 the integration's error stays well below 1e-10 over 10 s (at the scenario's 1e-10
@@ -144,7 +144,7 @@ TEST_CASE("rolling coin: nudged off its steady turn, the nonlinear run nutates a
   CHECK(std::abs(w - w_closed) <= 1e-6 * w_closed);
 }
 
-TEST_CASE("rolling coin: upright rolling is stable above v = sqrt(g a / 3); its nutation frequency in closed form") {
+TEST_CASE("rolling coin: upright rolling is stable above v = sqrt(g a / 3), with the closed-form nutation frequency") {
   // Upright rolling at speed v (theta = 0, psi' = 0, phi' = v/a) is the steady turning with theta = 0:
   //   w_n^2 = (4/5) (3 v^2/a^2 - g/a)   (Neimark and Fufaev 1972; the formula above with theta = Omega = 0),
   // with the spin held steady (its rate has no first-order terms there). Below v_c = sqrt(g a/3): a real pair
