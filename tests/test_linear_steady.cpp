@@ -278,4 +278,83 @@ TEST_CASE("linear steady: rollsim linearize prints and writes which states were 
   CHECK(text.find("is reduced") != std::string::npos);
 }
 
+// ---- the rolling coin upright, with its height eliminated by the contact's gap ---------------------------------
+//
+// A uniform disk (mass m, radius a; A = m a^2/4 about a diameter, C = m a^2/2 about its axis) written by hand in
+// contact-point coordinates: the lean theta, the heading psi, the spin phi, the contact point (x, y) and the
+// centre's height z; the centre is (x + a sin(theta) sin(psi), y - a sin(theta) cos(psi), z), and in the frame that
+// leans but does not spin the angular velocity is (theta', phi' + psi' sin theta, psi' cos theta). Rolling without
+// slip moves the contact point along the heading at a phi' (two rows), and the gap z = a cos(theta) is a holonomic
+// constraint the model carries as a row: the linearisation eliminates z by it. Upright rolling at v = a phi'
+// (theta = 0, psi' = 0) linearises to
+//   (A + m a^2) theta'' = m g a theta - (C + m a^2) (v/a) psi',   A psi'' = C (v/a) theta'
+// (Neimark and Fufaev, Dynamics of Nonholonomic Systems, 1972, the rolling disk), so lambda^2 (A + m a^2) =
+// m g a - C (C + m a^2) v^2 / (A a^2): for the uniform disk w^2 = -lambda^2 = (4/5) (3 v^2/a^2 - g/a), stable for
+// v > sqrt(g a / 3) and one real root growing at sqrt(-w^2) below it.
+std::string upright_coin(double spin) {
+  char b[1600];
+  std::snprintf(b, sizeof b, R"toml(model = "lagrangian"
+title = "Coin in contact-point coordinates"
+[parameters]
+m = 0.1
+a = 0.05
+g = 9.81
+[coordinates]
+theta = "rad"
+psi = "rad"
+phi = "rad"
+x = "m"
+y = "m"
+z = "m"
+[lagrangian]
+kinetic = "m/2*((der(x) + a*cos(theta)*sin(psi)*der(theta) + a*sin(theta)*cos(psi)*der(psi))^2 + (der(y) - a*cos(theta)*cos(psi)*der(theta) + a*sin(theta)*sin(psi)*der(psi))^2 + der(z)^2) + m*a^2/8*(der(theta)^2 + (der(psi)*cos(theta))^2) + m*a^2/4*(der(phi) + sin(theta)*der(psi))^2"
+potential = "m*g*z"
+[constraints.contact_x]
+velocity = "der(x) - a*der(phi)*cos(psi)"
+[constraints.contact_y]
+velocity = "der(y) - a*der(phi)*sin(psi)"
+[constraints.gap]
+expression = "z - a*cos(theta)"
+[initial]
+z = 0.05
+[initial_rates]
+phi = %.17g
+[linear]
+ignorable = ["psi", "phi", "x", "y", "work_constraints"]
+)toml",
+                spin);
+  return b;
+}
+
+TEST_CASE("linear steady: the coin rolling upright is stable above v = sqrt(g a / 3), z eliminated by the gap") {
+  const double a = 0.05, g = 9.81, v_c = std::sqrt(g * a / 3);
+  for (const double v : {0.5 * v_c, 0.9 * v_c, 1.1 * v_c, 3.0 * v_c}) {
+    CAPTURE(v / v_c);
+    const LinearResult r = linearize_text(upright_coin(v / a));
+    // theta, der_theta, der_psi, der_phi kept; z eliminated: no root for the gap's drift.
+    REQUIRE(r.state_names == std::vector<std::string>{"theta", "der_theta", "der_psi", "der_phi"});
+    REQUIRE(r.states.eliminated.size() == 1);
+    CHECK(r.states.names[static_cast<std::size_t>(r.states.eliminated[0])] == "z");
+    CHECK(r.states.elimination(0, 0) == doctest::Approx(0.0));  // dz = -a sin(theta) dtheta = 0 upright
+    CHECK(r.states.invariance_residual <= 1e-14);
+    const double w2 = 0.8 * (3 * v * v / (a * a) - g / a);
+    REQUIRE(r.eig.values.size() == 4);
+    double growth = -1;
+    int zeros = 0;
+    for (Eigen::Index k = 0; k < 4; ++k) {
+      growth = std::max(growth, r.eig.values(k).real());
+      zeros += std::abs(r.eig.values(k)) <= 1e-9;
+    }
+    CHECK(zeros == 2);  // der_phi (the speed) and psi' with theta: neighbouring steady motions
+    if (v < v_c) {
+      CHECK(growth == doctest::Approx(std::sqrt(-w2)).epsilon(1e-12));
+      CHECK(r.modal.counts.unstable == 1);
+    } else {
+      CHECK(std::abs(growth) <= 1e-12 * std::sqrt(w2));
+      CHECK(r.eig.values(0).imag() == doctest::Approx(std::sqrt(w2)).epsilon(1e-12));
+      CHECK(r.modal.counts.unstable == 0);
+    }
+  }
+}
+
 }  // namespace rollsim
