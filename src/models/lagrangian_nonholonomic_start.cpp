@@ -1,0 +1,176 @@
+// The start of a user model in independent speeds (docs/nonholonomic.md): which speeds are dependent (a pivoted QR
+// of the rows preferring the rates the scenario does not give), the given rates checked against the rows, the
+// position-level rows at the start, and the integrability of the rows (Frobenius).
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+#include "lagrangian_nonholonomic.hpp"
+
+namespace rollsim::lagrangian::detail {
+
+namespace {
+
+using namespace nh;
+
+/// The key a row's message points at: its own, where the scenario has it.
+std::string row_key(const Scenario& sc, const Row& r) { return sc.values.count(r.source) ? r.source : "model"; }
+
+/// The dependent coordinates: a column-pivoted QR of A (Gram-Schmidt with pivoting) that takes the columns of
+/// coordinates whose rate the scenario does not give first. Fails when the rows are dependent.
+std::vector<std::size_t> choose_dependent(const Scenario& sc, const Nh& s, const MatrixXd& A,
+                                          const std::vector<bool>& rate_given) {
+  const std::size_t m = s.m(), n = s.c->n;
+  MatrixXd R = A;  // columns deflated as they are chosen
+  const double scale = std::max(A.cwiseAbs().maxCoeff(), 1e-300);
+  std::vector<std::size_t> dep;
+  std::vector<bool> taken(n, false);
+  for (std::size_t step = 0; step < m; ++step) {
+    std::size_t best = n;
+    for (const bool given : {false, true}) {
+      double norm = 0;
+      for (std::size_t j = 0; j < n; ++j)
+        if (!taken[j] && rate_given[j] == given && R.col(static_cast<Index>(j)).norm() > std::max(norm, 1e-9 * scale)) {
+          norm = R.col(static_cast<Index>(j)).norm();
+          best = j;
+        }
+      if (best < n) break;
+    }
+    if (best == n) {
+      std::ostringstream os;
+      os << "the constraint rows are dependent at the initial state: " << m << " rows of rank " << step << " (A = d r/d der(q) "
+         << "has fewer independent rows than rows); remove a redundant constraint";
+      sc.fail(row_key(sc, s.rows[m - 1]), os.str());
+    }
+    taken[best] = true;
+    dep.push_back(best);
+    const VectorXd e = R.col(static_cast<Index>(best)).normalized();
+    R -= e * (e.transpose() * R);
+  }
+  return dep;
+}
+
+/// Integrability of scleronomic rows A(q) q' = 0: ker A is involutive iff N^T W_k N = 0 for every row k, with
+/// W_k(i, j) = dA_kj/dq_i - dA_ki/dq_j and N a basis of ker A, tested at random points near the start.
+std::pair<std::string, std::string> integrability(const Nh& s, const std::vector<double>& q0) {
+  const Compiled& c = *s.c;
+  const std::size_t n = c.n, m = s.m();
+  std::vector<std::size_t> velocity_rows;
+  for (std::size_t k = 0; k < m; ++k)
+    if (!s.rows[k].position) velocity_rows.push_back(k);
+  if (velocity_rows.empty()) return {"integrable", "every constraint row is the rate of a position-level constraint"};
+  const std::string names = "constraint rows " + row_list(s, velocity_rows);
+  std::mt19937 rng(20251126u);
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  Work& w = work(s);
+  std::vector<double> xq(2 * n, 0.0);
+  bool any = false;
+  for (int point = 0; point < 6; ++point) {
+    for (std::size_t i = 0; i < n; ++i) xq[i] = q0[i] + U(rng);
+    Scratch& sc = scratch(c);
+    std::vector<std::vector<double>> at_times;
+    for (const double t : {0.0, 0.7}) {
+      w.in = fill(c, sc, t, xq.data(), 0.0);
+      read_rows(s, w, false);
+      at_times.emplace_back(w.rows.begin(), w.rows.begin() + static_cast<std::ptrdiff_t>(m * n + m));
+    }
+    const double Ascale = std::max(1.0, w.A.cwiseAbs().maxCoeff());
+    bool rheonomic = w.b.cwiseAbs().maxCoeff() > 1e-12 * Ascale;
+    for (std::size_t i = 0; i < m * n; ++i) rheonomic = rheonomic || std::abs(at_times[0][i] - at_times[1][i]) > 1e-12 * Ascale;
+    if (rheonomic) return {"not checked", names + " depend on time or have a rate-free part: integrability not checked"};
+    if (!w.A.allFinite()) continue;
+    s.jac_k(w.in, w.jac.data());
+    Eigen::JacobiSVD<MatrixXd> svd(w.A, Eigen::ComputeFullV);
+    const MatrixXd N = svd.matrixV().rightCols(static_cast<Index>(n - m));
+    double worst = 0, wscale = Ascale;
+    for (std::size_t k = 0; k < m; ++k) {
+      MatrixXd W(static_cast<Index>(n), static_cast<Index>(n));
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          const double dAkj_dqi = w.jac[4 * m * n + m * n * i + k + m * j];
+          const double dAki_dqj = w.jac[4 * m * n + m * n * j + k + m * i];
+          W(static_cast<Index>(i), static_cast<Index>(j)) = dAkj_dqi - dAki_dqj;
+          wscale = std::max(wscale, std::abs(dAkj_dqi));
+        }
+      worst = std::max(worst, (N.transpose() * W * N).cwiseAbs().maxCoeff());
+    }
+    if (!std::isfinite(worst)) continue;
+    any = true;
+    if (worst > 1e-8 * wscale) return {"nonholonomic", names + " are nonholonomic"};
+  }
+  if (!any) return {"not checked", names + ": integrability not checked (not finite near the start)"};
+  return {"integrable", names + " are integrable (holonomic in disguise): a position-level constraint would do"};
+}
+
+}  // namespace
+
+std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled> c, const symbolic::LagrangeModel& model,
+                                                  const Scenario& sc, const std::vector<double>& x0,
+                                                  const std::vector<bool>& rate_given) {
+  Nh s;
+  s.c = c;
+  for (const auto& r : model.velocity_constraints)
+    s.rows.push_back({r.name, r.contact, r.source, r.kind, r.position.has_value()});
+  s.rows_k = c->lib->get(NonholonomicKernels::rows);
+  s.jac_k = c->lib->get(NonholonomicKernels::jac);
+  const std::size_t n = c->n, m = s.m();
+  if (m >= n)
+    sc.fail(row_key(sc, s.rows.back()), "the model has " + std::to_string(m) + " constraint rows and " + std::to_string(n) +
+                                            " coordinates: at least one coordinate must stay free");
+  // A, b at the start (they do not depend on the rates).
+  Work& w = work(s);
+  w.in = fill(*c, scratch(*c), 0.0, x0.data(), 0.0);
+  read_rows(s, w, false);
+  if (!w.A.allFinite() || !w.b.allFinite())
+    sc.fail(row_key(sc, s.rows.front()), "the constraint rows are not finite at the initial state");
+  s.dep = choose_dependent(sc, s, w.A, rate_given);
+  std::vector<bool> is_dep(n, false);
+  for (const std::size_t d : s.dep) is_dep[d] = true;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!is_dep[i]) s.indep.push_back(i);
+  for (std::size_t k = 0; k < m; ++k)
+    s.dependent_text += std::string(k ? ", " : "") + "der_" + c->coordinates[s.dep[k]];
+  // The dependent rates from the independent ones; a given dependent rate must agree.
+  std::vector<double> x(n + s.ni() + c->n_extra + 1, 0.0);
+  std::copy(x0.begin(), x0.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
+  for (std::size_t k = 0; k < s.ni(); ++k) x[n + k] = x0[n + s.indep[k]];
+  evaluate(s, 0.0, x.data(), w);
+  VectorXd given(static_cast<Index>(n));
+  for (std::size_t i = 0; i < n; ++i) given(static_cast<Index>(i)) = rate_given[i] ? x0[n + i] : w.qd(static_cast<Index>(i));
+  const VectorXd r = w.A * given + w.b;
+  const double rscale = 1.0 + (w.A.cwiseAbs() * given.cwiseAbs()).maxCoeff() + w.b.cwiseAbs().maxCoeff();
+  Index worst = 0;
+  if (m && r.cwiseAbs().maxCoeff(&worst) > 1e-9 * rscale) {
+    std::ostringstream os;
+    os.precision(10);
+    std::string coords;
+    for (const std::size_t d : s.dep)
+      if (rate_given[d]) coords += (coords.empty() ? "" : ", ") + ("initial_rates." + c->coordinates[d]) + " = " + std::to_string(x0[n + d]) +
+                                   " (the rows give " + std::to_string(w.qd(static_cast<Index>(d))) + ")";
+    os << "the initial rates disagree with constraint " << s.rows[static_cast<std::size_t>(worst)].name << " ("
+       << s.rows[static_cast<std::size_t>(worst)].source << "): its residual A der(q) + b is " << r(worst)
+       << " (allowed |r| <= " << 1e-9 * rscale << "). The dependent rates " << s.dependent_text
+       << " follow from the constraints; given: " << coords << ". Leave them out of [initial_rates] or give values that satisfy the constraints";
+    std::string key = "model";
+    for (const std::size_t d : s.dep)
+      if (rate_given[d]) key = "initial_rates." + c->coordinates[d];
+    sc.fail(key, os.str());
+  }
+  // Position-level rows must hold at the start.
+  double qscale = 1.0;
+  for (std::size_t i = 0; i < n; ++i) qscale = std::max(qscale, std::abs(x0[i]));
+  for (std::size_t k = 0; k < m; ++k)
+    if (s.rows[k].position && std::abs(w.g(static_cast<Index>(k))) > 1e-9 * qscale) {
+      std::ostringstream os;
+      os.precision(10);
+      os << (s.rows[k].kind == Kind::Normal ? "the gap of contact " + s.rows[k].contact : "constraint " + s.rows[k].name)
+         << " is " << w.g(static_cast<Index>(k)) << " at the initial state (allowed: |g| <= " << 1e-9 * qscale
+         << "); give [initial] values that satisfy it";
+      sc.fail(row_key(sc, s.rows[k]), os.str());
+    }
+  std::tie(s.integrability, s.integrability_text) = integrability(s, std::vector<double>(x0.begin(), x0.begin() + static_cast<std::ptrdiff_t>(n)));
+  return make_system(std::move(s), std::move(x));
+}
+
+}  // namespace rollsim::lagrangian::detail
