@@ -279,14 +279,17 @@ void reduce_linearization(const linear::StateSpace& full, const Eigen::MatrixXd&
 
 void require_full_state(const LinearResult& r, const Scenario& sc, const std::string& what) {
   if (!r.states.reduced()) return;
-  const bool keys = !r.states.eliminated.empty() ? false : true;
-  const std::string message = what + " perturbs every state of the model along A's eigenvectors; this linearisation "
-                              "is reduced (" + r.states.method + "), which it cannot follow" +
-                              (keys ? ": run it without linear.ignorable and linear.steady" : "");
-  if (!keys) throw InputError(Origin{sc.path, 0, 0}, message);
-  bool steady = false;
-  for (const auto t : r.states.treatment) steady = steady || t == StateTreatment::Steady;
-  sc.fail(steady ? "linear.steady" : "linear.ignorable", message);
+  bool steady = false, ignorable = false;
+  for (const auto t : r.states.treatment) {
+    steady = steady || t == StateTreatment::Steady;
+    ignorable = ignorable || t == StateTreatment::Ignorable;
+  }
+  const std::string message = what + " perturbs every state of the model along A's eigenvectors about an "
+                              "equilibrium; this linearisation is reduced (" + r.states.method + "), which it cannot "
+                              "follow" + (steady || ignorable ? ": run it without linear.ignorable and linear.steady" : "");
+  if (steady) sc.fail("linear.steady", message);
+  if (ignorable) sc.fail("linear.ignorable", message);
+  throw InputError(Origin{sc.path, 0, 0}, message);  // states eliminated by the model's position constraints
 }
 
 }  // namespace rollsim
