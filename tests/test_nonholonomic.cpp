@@ -264,6 +264,54 @@ TEST_CASE("nonholonomic: the coin's exact Jacobian agrees with central differenc
   CHECK(worst <= 1e-7 * std::max(1.0, scale));
 }
 
+TEST_CASE("nonholonomic: a ball lifted by a growing force lifts off where its normal force m g - F t reaches 0") {
+  // A solid ball at rest on the plane (a rolling contact with a normal row: z is a coordinate), pulled up by the
+  // generalized force F t on z: the normal force is m g - F t (statics), and the terminal event lift_off_floor stops
+  // the run at t = m g / F.
+  const std::string text = R"toml(model = "lagrangian"
+[parameters]
+m = 2.0
+r = 0.1
+g = 9.81
+F = 4.0
+[coordinates]
+x = "m"
+y = "m"
+z = "m"
+psi = "rad"
+theta = "rad"
+phi = "rad"
+[[bodies]]
+name = "ball"
+mass = "m"
+position = ["x", "y", "z"]
+orientation = { sequence = "ZXY", angles = ["psi", "theta", "phi"] }
+inertia = ["2/5*m*r^2", "2/5*m*r^2", "2/5*m*r^2"]
+[contacts.floor]
+body = "ball"
+shape = { sphere = { radius = "r" } }
+surface = "plane"
+friction = "no_slip"
+[lagrangian.forces]
+z = "F*t"
+[initial]
+z = 0.1
+[simulation]
+t_end = 10.0
+output_dt = 0.5
+)toml";
+  const test::Run r = test::run_text(text);
+  REQUIRE(r.result.completed());
+  CHECK(r.result.termination != "t_end");
+  REQUIRE(!r.rec.events.empty());
+  CHECK(r.rec.events.back().kind == "lift_off_floor");
+  CHECK(std::abs(r.result.t_final - 2.0 * 9.81 / 4.0) <= 1e-9);
+  double worst = 0;
+  for (std::size_t k = 0; k < r.rec.t.size(); ++k)
+    worst = std::max(worst, std::abs(value(r, k, "normal_force_floor") - (2.0 * 9.81 - 4.0 * r.rec.t[k])));
+  CHECK(worst <= 1e-9);
+}
+
 TEST_CASE("nonholonomic: a row that is the rate of a position is reported integrable (holonomic in disguise)") {
   // A wheel of radius r rolling on a line: x' = r phi', which is (x - r phi)' = 0.
   const std::string text = R"toml(model = "lagrangian"
