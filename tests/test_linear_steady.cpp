@@ -180,6 +180,9 @@ TEST_CASE("linear steady: an ignorable state whose column is not zero is an inpu
             .find("\"psi\" is not a state of the model; allowed: th, ph, der_th, der_ph") != std::string::npos);
   CHECK(input_error([&] { linearize_text(pendulum(th0, 1.0, "ignorable = [\"ph\"]\nsteady = [\"ph\"]")); })
             .find("also in linear.ignorable") != std::string::npos);
+  CHECK(input_error([&] {
+          linearize_text(pendulum(th0, 1.0, "ignorable = [\"ph\", \"th\"]\nsteady = [\"der_th\", \"der_ph\"]"));
+        }).find("no state is left") != std::string::npos);
   // An output that depends on the ignorable coordinate.
   CHECK(input_error([&] {
           linearize_text(pendulum(th0, cone_rate(th0), "ignorable = [\"ph\"]\noutputs = [\"ph\"]"));

@@ -178,6 +178,9 @@ void reduce_linearization(const linear::StateSpace& full, const Eigen::MatrixXd&
   std::vector<Eigen::Index> live;  // neither ignorable nor steady
   for (Eigen::Index i = 0; i < n; ++i)
     if (R.treatment[static_cast<std::size_t>(i)] == StateTreatment::Kept) live.push_back(i);
+  if (live.empty())
+    sc.fail(std_.empty() ? "linear.ignorable" : "linear.steady",
+            "every state of the model is in linear.ignorable or linear.steady: no state is left to linearise");
   if (G.rows() > 0 && G.cols() != n)
     throw std::logic_error("state_constraint_jacobian: " + std::to_string(G.cols()) + " columns for " +
                            std::to_string(n) + " states");
