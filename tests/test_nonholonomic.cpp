@@ -244,6 +244,22 @@ TEST_CASE("nonholonomic: the rolling coin in steady circular motion keeps its le
   CHECK(r.item("dependent_speeds")->text == "der_x, der_y, der_z");
 }
 
+TEST_CASE("nonholonomic: the sleigh linearized about straight motion has the turning rate's root -m a v0 / J") {
+  // About der_theta = 0 at speed v0: w' = -(m a / J) v0 w, so the roots are 0 (theta), 0 (der_x) and -m a v0 / J.
+  test::TempDir dir;
+  std::string out;
+  REQUIRE(test::run_binary("linearize " ROLLSIM_SOURCE_DIR "/scenarios/chaplygin_sleigh.toml --set initial_rates.theta=0 "
+                           "--set 'linear.ignorable=[\"x\", \"y\", \"work_constraints\"]' -o " +
+                               (dir.path / "lin.h5").string(),
+                           out) == 0);
+  CAPTURE(out);
+  const double m = 1.0, I = 0.05, a = 0.2, v0 = 0.5, J = I + m * a * a;
+  char root[40];
+  std::snprintf(root, sizeof root, "%.10e", -m * a * v0 / J);
+  CHECK(out.find(root) != std::string::npos);
+  CHECK(out.find("3 of 6 states kept") != std::string::npos);
+}
+
 TEST_CASE("nonholonomic: the coin's exact Jacobian agrees with central differences (1e-7)") {
   const Scenario sc = load_scenario_text(coin_text(), "coin.toml", steady_coin(0.3, 4.0));
   const auto sys = build_system(sc);
