@@ -1,7 +1,6 @@
 #include "rollsim/analysis/linear_model.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linearizable.hpp"
