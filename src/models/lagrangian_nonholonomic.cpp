@@ -234,7 +234,8 @@ class NhSummarizer : public Summarizer {
  public:
   NhSummarizer(const Nh& s, std::size_t balance, std::vector<std::size_t> positions)
       : n_(s.c->n), balance_(balance), positions_(std::move(positions)), dependent_(s.dependent_text),
-        integrability_(s.integrability), integrability_text_(s.integrability_text) {}
+        integrability_(s.integrability), integrability_text_(s.integrability_text),
+        first_energy_state_(s.c->n + s.ni()), size_(s.size()) {}
   void on_tolerances(double rtol, double atol, bool) override {
     rtol_ = rtol;
     atol_ = atol;
@@ -245,6 +246,10 @@ class NhSummarizer : public Summarizer {
       have_ = true;
     }
     drift_ = std::max(drift_, std::abs(y[balance_] - e0_));
+    // The ledger's scale: |T| + |V| (the first two outputs) and the energy states' magnitudes.
+    double scale = std::abs(y[0]) + std::abs(y[1]);
+    for (std::size_t k = first_energy_state_; k < size_; ++k) scale += std::abs(x[k]);
+    scale_ = std::max(scale_, scale);
     for (std::size_t i = 0; i < n_; ++i) qscale_ = std::max(qscale_, std::abs(x[i]));
     for (const std::size_t k : positions_) worst_ = std::max(worst_, std::abs(y[k]));
     if (worst_ > limit()) {
@@ -259,6 +264,8 @@ class NhSummarizer : public Summarizer {
   std::vector<SummaryItem> items() const override {
     std::vector<SummaryItem> v{{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
                                {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
+                               {"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
+                                "largest drift, relative to the largest |T| + |V| + |W_Q| + |P| + |W_C|", false},
                                {"dependent_speeds", 0, dependent_, "", "dependent speeds (from the constraint rows)", false},
                                {"constraint_integrability", 0, integrability_, "", integrability_text_, false}};
     if (!positions_.empty()) {
@@ -274,7 +281,8 @@ class NhSummarizer : public Summarizer {
   std::vector<std::size_t> positions_;
   std::string dependent_, integrability_, integrability_text_;
   bool have_ = false;
-  double e0_ = 0, drift_ = 0, worst_ = 0, qscale_ = 0, rtol_ = 1e-6, atol_ = 1e-9;
+  std::size_t first_energy_state_, size_;
+  double e0_ = 0, drift_ = 0, worst_ = 0, qscale_ = 0, rtol_ = 1e-6, atol_ = 1e-9, scale_ = 0;
 };
 
 // ---- the system -------------------------------------------------------------------------------------------
