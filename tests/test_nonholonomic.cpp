@@ -329,6 +329,48 @@ output_dt = 0.5
   CHECK(worst <= 1e-9);
 }
 
+TEST_CASE("nonholonomic: a moving constraint's force and work (W_C) in closed form; the ledger h - W_C holds") {
+  // A particle whose x rate is imposed, x' = U cos(W t) (a row with b = -U cos(W t), rheonomic): the constraint
+  // force is lambda = m x'' = -m U W sin(W t), and its work W_C = 1/2 m U^2 (cos^2(W t) - 1).
+  const std::string text = R"toml(model = "lagrangian"
+[parameters]
+m = 1.5
+U = 0.8
+W = 3.0
+[coordinates]
+x = "m"
+y = "m"
+[lagrangian]
+kinetic = "m/2*(der(x)^2 + der(y)^2)"
+[constraints.drive]
+velocity = "der(x) - U*cos(W*t)"
+[initial_rates]
+y = 0.3
+[simulation]
+t_end = 4.0
+output_dt = 0.1
+[solver]
+rtol = 1e-10
+atol = 1e-12
+)toml";
+  const test::Run r = test::run_text(text);
+  REQUIRE(r.result.completed());
+  const double m = 1.5, U = 0.8, W = 3.0;
+  double worst_lambda = 0, worst_work = 0, worst_x = 0;
+  for (std::size_t k = 0; k < r.rec.t.size(); ++k) {
+    const double t = r.rec.t[k];
+    worst_lambda = std::max(worst_lambda, std::abs(value(r, k, "lambda_drive") + m * U * W * std::sin(W * t)));
+    worst_work = std::max(worst_work, std::abs(value(r, k, "work_constraints") -
+                                               0.5 * m * U * U * (std::cos(W * t) * std::cos(W * t) - 1)));
+    worst_x = std::max(worst_x, std::abs(value(r, k, "x") - U / W * std::sin(W * t)));
+  }
+  CHECK(worst_lambda <= 1e-9);
+  CHECK(worst_work <= 1e-8);
+  CHECK(worst_x <= 1e-8);
+  CHECK(r.summary("energy_drift_rel") <= 100 * 1e-10);
+  CHECK(r.item("constraint_integrability")->text == "not checked");
+}
+
 TEST_CASE("nonholonomic: a row that is the rate of a position is reported integrable (holonomic in disguise)") {
   // A wheel of radius r rolling on a line: x' = r phi', which is (x - r phi)' = 0.
   const std::string text = R"toml(model = "lagrangian"
