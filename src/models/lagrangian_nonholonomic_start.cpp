@@ -146,8 +146,13 @@ std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled
     os.precision(10);
     std::string coords;
     for (const std::size_t d : s.dep)
-      if (rate_given[d]) coords += (coords.empty() ? "" : ", ") + ("initial_rates." + c->coordinates[d]) + " = " + std::to_string(x0[n + d]) +
-                                   " (the rows give " + std::to_string(w.qd(static_cast<Index>(d))) + ")";
+      if (rate_given[d]) {
+        std::ostringstream one;
+        one.precision(10);
+        one << (coords.empty() ? "" : ", ") << "initial_rates." << c->coordinates[d] << " = " << x0[n + d]
+            << " (the rows give " << w.qd(static_cast<Index>(d)) + 0.0 << ")";
+        coords += one.str();
+      }
     os << "the initial rates disagree with constraint " << s.rows[static_cast<std::size_t>(worst)].name << " ("
        << s.rows[static_cast<std::size_t>(worst)].source << "): its residual A der(q) + b is " << r(worst)
        << " (allowed |r| <= " << 1e-9 * rscale << "). The dependent rates " << s.dependent_text
