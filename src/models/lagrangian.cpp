@@ -45,9 +45,21 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
     ode_jacobian(*c_, t, x, 0.0, J);
     return true;
   }
-  std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
-  std::size_t witness_count(int) const override { return c_->n_events; }
-  void witness_values(double t, const double* x, int, double* g) const override { witness_eval(*c_, t, x, 0.0, g); }
+  // The user's events, then one witness per orientation chart (a terminal SolverError before gimbal lock).
+  std::vector<Witness> witnesses(int) const override {
+    auto v = user_witnesses(*c_);
+    for (auto& w : chart_witnesses(*c_)) v.push_back(std::move(w));
+    return v;
+  }
+  std::size_t witness_count(int) const override { return c_->n_events + c_->charts.size(); }
+  void witness_values(double t, const double* x, int, double* g) const override {
+    witness_eval(*c_, t, x, 0.0, g);
+    chart_values(*c_, t, x, g + c_->n_events);
+  }
+  EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
+    if (is_chart_witness(*c_, witness)) chart_singular(*c_, witness, t);
+    return WitnessSystem::on_event(t, x, mode, witness, dir);
+  }
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
     double* y = output_buffer(list_.size());
     compute_outputs(t, x, 0, y);

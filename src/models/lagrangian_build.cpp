@@ -185,7 +185,8 @@ void read_expressions(Build& b) {
   for (const auto& [k, e] : b.sc.values)
     if (k.rfind("bodies.", 0) == 0 && k.size() > 5 && k.compare(k.size() - 5, 5, ".mass") == 0)
       b.bodies.push_back(k.substr(7, k.size() - 12));
-  for (const auto& name : b.bodies) add_body(b, name);
+  for (const auto& name : b.bodies)
+    if (!is_3d(b.sc, "bodies." + name)) add_body(b, name);
   for (const auto& name : b.constraints) {
     const ConstraintKeys keys_read = keys().constraints.read(b.rd, name);
     if (!keys_read.expression)
@@ -195,6 +196,13 @@ void read_expressions(Build& b) {
     m.constraints.push_back(*keys_read.expression);
   }
   for (const auto& name : b.velocity_constraints) add_velocity_constraint(b, name);
+  // The 3-D bodies, the points and the rolling contacts (lagrangian_3d.cpp).
+  std::vector<double> q0;
+  for (const auto& term : b.coordinate_terms) q0.push_back(term.initial);
+  std::vector<std::string> rolling;
+  for (const auto& name : ordered(b.sc, "contacts", "x"))
+    if (is_rolling_contact(b.sc, name)) rolling.push_back(name);
+  read_3d(b.rd, m, b.c->p, q0, b.bodies, rolling);
 }
 
 // ---- contacts ----------------------------------------------------------------------------------------------
@@ -332,7 +340,9 @@ symbolic::LagrangeModel::Contact read_contact(const Build& b, const std::string&
 /// the contact engine (m.contacts).
 void read_contacts(Build& b) {
   symbolic::LagrangeModel& m = b.m;
-  b.contacts = ordered(b.sc, "contacts", "x");
+  b.contacts.clear();
+  for (const auto& name : ordered(b.sc, "contacts", "x"))
+    if (!is_rolling_contact(b.sc, name)) b.contacts.push_back(name);  // a rolling contact is read with the 3-D bodies
   // With constraints, every contact goes to the contact engine, which holds the constraints too.
   // The Filippov construction sticks while the friction needed stays within mu N, the sliding bound: a static
   // coefficient takes the single contact to the contact engine, whose sticking bound is its own.
@@ -410,8 +420,14 @@ std::string model_text_key(const Scenario& sc) {
   for (const auto& [k, e] : sc.values) {
     const bool defining = k.rfind("lagrangian.", 0) == 0 || k.rfind("bodies.", 0) == 0 || k.rfind("constraints.", 0) == 0 ||
                           k.rfind("contacts.", 0) == 0 || k.rfind("outputs.", 0) == 0 || k.rfind("events.", 0) == 0 ||
-                          k.rfind("coordinates.", 0) == 0;
+                          k.rfind("coordinates.", 0) == 0 || k.rfind("points.", 0) == 0;
     if (defining && std::holds_alternative<std::string>(e.value)) key += k + "=" + std::get<std::string>(e.value) + "\n";
+    if (defining && !e.strings.empty()) {  // a list of expressions (a 3-D position, an inertia, a matrix by rows)
+      key += k + "=[";
+      for (const auto& item : e.strings) key += item + "\x1f";
+      for (double row : e.list) key += std::to_string(row) + "\x1f";
+      key += "]\n";
+    }
     if (k.rfind("parameters.", 0) == 0) key += k + "\n";
   }
   // The order of the coordinates and parameters (the file's) matters too.
@@ -490,6 +506,7 @@ void lay_out(Build& b, const symbolic::Derivation& dv) {
   c.friction_dissipates = dv.friction_dissipates;
   c.coordinates = m.coordinates;
   c.constraint_names = m.constraint_names;
+  for (const auto& chart : m.charts) c.charts.emplace_back(chart.body, chart.sequence);
   if (c.nc && b.contacts.empty()) c.alpha = keys().dae.read(b.rd, "").stabilization_rate;
   c.in_size = lay.size;
   c.in_a = lay.a;
@@ -511,6 +528,7 @@ void load_kernels(Compiled& c) {
   c.witnesses = lib.get(KernelNames::events);
   if (c.has_contact) c.contact = lib.get(KernelNames::contact);
   if (c.n_contacts) c.contacts = lib.get(KernelNames::contacts);
+  if (!c.charts.empty()) c.chart_determinants = lib.get(KernelNames::charts);
   if (c.nc) c.constraints = lib.get(KernelNames::constraints);
   if (c.nc && c.n_contacts) c.contact_constraints = lib.get(KernelNames::contact_constraints);
   if (c.nc && !c.n_contacts) {

@@ -2,6 +2,7 @@
 // The user model's compiled form and the evaluations its systems share (private to src/models/lagrangian*.cpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include <Eigen/Dense>
 
+#include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
@@ -43,6 +45,8 @@ struct Compiled {
   /// The DAE's extra states (after q, v, lambda): W_Q, P (those present) and W_C (always).
   std::size_t n_dae_extra = 0;
   std::size_t n_contacts = 0;  ///< contacts of the contact engine (hybrid/contacts.hpp)
+  /// Orientation charts that can become singular (LagrangeModel::charts): the body and sequence of each.
+  std::vector<std::pair<std::string, std::string>> charts;
   bool has_contact = false, has_forces = false, explicit_time = false, friction_dissipates = false;
   std::vector<std::string> coordinates, units, constraint_names;
   std::vector<Signal> user_outputs;
@@ -52,7 +56,7 @@ struct Compiled {
   std::shared_ptr<symbolic::CompiledKernels> lib;
   KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
                  outputs_jac = nullptr, witnesses = nullptr, contacts = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr,
-                 contact_constraints = nullptr, dae_extra = nullptr, dae_extra_jac = nullptr;
+                 contact_constraints = nullptr, dae_extra = nullptr, dae_extra_jac = nullptr, chart_determinants = nullptr;
   std::size_t in_size = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   SetupTimes setup;
 };
@@ -309,6 +313,50 @@ inline std::vector<Witness> user_witnesses(const Compiled& c) {
   return v;
 }
 
+// ---- orientation charts ---------------------------------------------------------------------------------
+
+/// |det| of a rotation sequence's map from angle rates to the angular velocity at which a run stops (its witness
+/// reaches zero) and below which a start is refused: 1e-3, 0.06 degrees from a Tait-Bryan sequence's singular
+/// attitude, where the angle rates are 1000 times the angular velocity.
+inline constexpr double kChartLimit = 1e-3;
+
+/// One witness per chart, "chart_BODY", falling through zero where |det| reaches kChartLimit (chart_event throws).
+inline std::vector<Witness> chart_witnesses(const Compiled& c) {
+  std::vector<Witness> v;
+  for (const auto& [body, sequence] : c.charts) v.push_back({"chart_" + body, -1, true});
+  return v;
+}
+/// The charts' witnesses |det| - kChartLimit at time t and coordinates q (n of them).
+inline void chart_values(const Compiled& c, double t, const double* q, double* g) {
+  if (c.charts.empty()) return;
+  Scratch& w = scratch(c);
+  thread_local std::vector<double> x;
+  x.assign(2 * c.n, 0.0);
+  std::copy(q, q + c.n, x.begin());
+  c.chart_determinants(fill(c, w, t, x.data(), 0.0), g);
+  for (std::size_t k = 0; k < c.charts.size(); ++k) g[k] = std::abs(g[k]) - kChartLimit;
+}
+/// Whether `witness` is a chart's; if it is, the run cannot go on in these coordinates: a SolverError (exit 3)
+/// naming the body, the sequence and the time.
+inline bool is_chart_witness(const Compiled& c, const std::string& witness) {
+  for (const auto& [body, sequence] : c.charts)
+    if (witness == "chart_" + body) return true;
+  return false;
+}
+[[noreturn]] inline void chart_singular(const Compiled& c, const std::string& witness, double t) {
+  for (const auto& [body, sequence] : c.charts)
+    if (witness == "chart_" + body) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.10g", t);
+      throw SolverError("the orientation of body " + body + " reaches the singular attitude of its rotation sequence " +
+                        sequence + " at t = " + buf + " (gimbal lock: the determinant of the map from the angle rates to "
+                        "the angular velocity fell to " + std::to_string(kChartLimit) + "); its angles cannot describe the "
+                        "motion there: choose a sequence whose singular attitude the motion avoids (e.g. another order "
+                        "of the axes), or start elsewhere");
+    }
+  throw SolverError("unknown chart witness " + witness);
+}
+
 }  // namespace rollsim::lagrangian::detail
 
 // ---- the scenario's keys (lagrangian_keys.cpp) ----------------------------------------------------------
@@ -332,6 +380,8 @@ struct Reader {
   symbolic::NameTable names;
 
   ex parse(const std::string& key, const Depends& depends = {}) const;
+  /// A list of expressions (a StringList key), each parsed; an error at its item inside the list.
+  std::vector<ex> parse_list(const std::string& key, const Depends& depends = {}) const;
   /// Whether the scenario gives `key` (not its schema default).
   bool given(const std::string& key) const { return sc.values.count(key) && !sc.values.at(key).defaulted; }
 };
@@ -357,6 +407,14 @@ template <class S>
 KeyRow<S> row(std::optional<ex> S::*member, KeySpec spec, Depends depends = {}) {
   return {std::move(spec), [member, depends](const Reader& rd, const std::string& key, S& s) {
             if (rd.given(key)) s.*member = rd.parse(key, depends);
+          }};
+}
+/// A list of expressions (a StringList key of expressions): parsed when the scenario has the key, empty otherwise.
+template <class S>
+KeyRow<S> row(std::vector<ex> S::*member, KeySpec spec, Depends depends = {}) {
+  spec.expression = true;
+  return {std::move(spec), [member, depends](const Reader& rd, const std::string& key, S& s) {
+            if (rd.sc.has(key)) s.*member = rd.parse_list(key, depends);
           }};
 }
 /// A string member (a unit, a description, a choice).
@@ -404,8 +462,12 @@ struct Rows {
   /// The values of the item `name`, read key by key in the rows' order.
   S read(const Reader& rd, const std::string& name) const {
     S s;
-    for (const auto& r : rows) r.read(rd, with_name(r.spec.path, name), s);
+    read_into(rd, name, s);
     return s;
+  }
+  /// The same into values read in part by other rows (an item whose keys come in alternative forms).
+  void read_into(const Reader& rd, const std::string& name, S& s) const {
+    for (const auto& r : rows) r.read(rd, with_name(r.spec.path, name), s);
   }
 };
 
@@ -430,6 +492,30 @@ struct EnergyKeys {
 struct BodyKeys {
   std::string name;
   ex mass, inertia, x, y, angle;
+};
+/// [[bodies]] in 3-D (a body with a position or an orientation): its inertia is a list (3 principal moments or 6
+/// tensor entries in body axes). Its position and orientation are PlacementKeys.
+struct Body3Keys {
+  std::string name;
+  ex mass;
+  std::vector<ex> inertia;
+};
+/// A 3-D body's or a [[points]] entry's position (a list in the world, or {from, offset, axes}) and a body's
+/// orientation ({sequence, angles}, {axis, angle} or {matrix}, each with an optional parent). The keys' paths
+/// start with the item's own path ("bodies.0", "points.1").
+struct PlacementKeys {
+  std::string name;
+  std::vector<ex> position, offset;
+  std::string from, axes;
+  std::string sequence, parent;
+  std::vector<ex> angles, axis, matrix;
+  std::optional<ex> angle;
+};
+/// [contacts.NAME] of a rolling contact from geometry: the body, its shape, the surface and the friction law.
+struct RollingContactKeys {
+  std::string body, surface, friction;
+  std::optional<ex> disk_radius, sphere_radius, rotation_rate;
+  std::vector<ex> disk_axis;
 };
 /// [constraints.NAME]: a holonomic constraint (expression) or a velocity (nonholonomic) one; one of the two.
 struct ConstraintKeys {
@@ -464,6 +550,11 @@ struct KeyTable {
   Rows<CoordinateTerms> coordinate_terms;
   Rows<EnergyKeys> energies;
   Rows<BodyKeys> bodies;
+  Rows<Body3Keys> bodies_3d;
+  /// The forms of a placement: a position in the world or relative; an orientation; a [[points]] entry's name.
+  Rows<PlacementKeys> world_position, relative_position, orientation, point;
+  /// A rolling contact: its body, shape and friction; its surface at rest ("plane") or turning.
+  Rows<RollingContactKeys> rolling_contacts, surface_at_rest, surface_turning;
   Rows<ConstraintKeys> constraints;
   Rows<ContactKeys> contacts;
   Rows<OutputKeys> outputs;
@@ -479,6 +570,20 @@ bool is_identifier(const std::string& s);
 /// The names of a section in the order the scenario gives them (by origin; overrides last). With a `leaf`,
 /// the names of tables [section.NAME] (any leaf), else of keys section.NAME.
 std::vector<std::string> ordered(const Scenario& sc, const std::string& section, const std::string& leaf = "");
+
+/// Whether the body or point at `path` ("bodies.0", "points.1") is given in 3-D (a position or an orientation): by
+/// the scenario's raw keys (before loading) or its values.
+bool is_3d(const std::map<std::string, std::string>& raw, const std::string& path);
+bool is_3d(const Scenario& sc, const std::string& path);
+/// Whether contact `name` is a rolling contact from geometry (it names a body).
+bool is_rolling_contact(const std::map<std::string, std::string>& raw, const std::string& name);
+bool is_rolling_contact(const Scenario& sc, const std::string& name);
+/// Reads the 3-D bodies, [[points]] and rolling contacts (lagrangian_3d.cpp) into m: T3 and V of the bodies, the
+/// Kane-form inertia residual, the charts, and the contacts' velocity rows. `p` holds the parameters' values and
+/// `q0` the coordinates' at the start, for the checks at the start (an orthonormal matrix, a chart not singular, a
+/// positive radius) and the test of an embedded contact.
+void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<double>& p, const std::vector<double>& q0,
+             const std::vector<std::string>& bodies, const std::vector<std::string>& rolling_contacts);
 
 /// Builds the user model's system (ModelEntry::make_system, under the lock of GiNaC; lagrangian_build.cpp).
 std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc);

@@ -28,6 +28,51 @@ Origin origin_in(const Scenario& sc, const std::string& key, std::size_t offset)
   return o;
 }
 
+/// Where item k of the list `key` (counted across a matrix's rows) is, at offset `offset` inside its string.
+Origin item_origin(const Scenario& sc, const std::string& key, std::size_t k, std::size_t offset) {
+  Origin o = sc.origin(key);
+  if (o.file != sc.path || o.line <= 0) return o;
+  // The index of the list's first character in the text, then a scan of its items (strings and bare numbers).
+  std::size_t at = 0;
+  for (int line = 1; line < o.line && at < sc.text.size(); ++at)
+    if (sc.text[at] == '\n') ++line;
+  at += static_cast<std::size_t>(std::max(o.column - 1, 0));
+  std::size_t item = 0, start = std::string::npos;
+  for (bool expect_item = false; at < sc.text.size(); ++at) {
+    const char ch = sc.text[at];
+    if (ch == '[' || ch == ',') {
+      expect_item = true;
+    } else if (ch == '"' || ch == '\'') {
+      if (item == k) {
+        start = at + 1;
+        break;
+      }
+      for (++at; at < sc.text.size() && sc.text[at] != ch; ++at)
+        if (sc.text[at] == '\\' && ch == '"') ++at;
+      ++item;
+      expect_item = false;
+    } else if (expect_item && !std::isspace(static_cast<unsigned char>(ch)) && ch != ']') {
+      if (item == k) {
+        start = at;
+        break;
+      }
+      ++item;
+      expect_item = false;
+    }
+  }
+  if (start == std::string::npos) return o;
+  Origin r = o;
+  r.line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < start; ++i)
+    if (sc.text[i] == '\n') {
+      ++r.line;
+      line_start = i + 1;
+    }
+  r.column = static_cast<int>(start - line_start + offset + 1);
+  return r;
+}
+
 /// The distinct second components of raw keys "section.NAME[.rest]".
 std::vector<std::string> names_in(const std::map<std::string, std::string>& raw, const std::string& section) {
   std::set<std::string> out;
@@ -72,10 +117,57 @@ KeyTable make_key_table() {
   t.bodies.rows = {
       row(&BodyKeys::name, string_key("bodies.{name}.name", "body {name}", {}, "the body's name, for messages")),
       row(&BodyKeys::mass, expression_key("bodies.{name}.mass", "", "mass m (t, q)").required(), body),
-      row(&BodyKeys::inertia, expression_key("bodies.{name}.inertia", "0", "moment of inertia about the centre of mass (t, q)"), body),
+      row(&BodyKeys::inertia, expression_key("bodies.{name}.inertia", "0", "moment of inertia about the centre of mass (t, q); for a 3-D body a list (below)"), body),
       row(&BodyKeys::x, expression_key("bodies.{name}.x", "0", "x of the centre of mass (t, q)"), body),
       row(&BodyKeys::y, expression_key("bodies.{name}.y", "0", "y of the centre of mass (t, q), up; gravity g along -y"), body),
       row(&BodyKeys::angle, expression_key("bodies.{name}.angle", "0", "rotation angle of the body (t, q)"), body)};
+  const Depends constant = configuration("a 3-D body's mass and inertia, a contact's radius and a disk's axis are "
+                                         "constants (expressions of the parameters)");
+  t.bodies_3d.rows = {
+      row(&Body3Keys::name, string_key("bodies.{name}.name", "body {name}", {}, "the body's name, for messages and for `from` and `parent`")),
+      row(&Body3Keys::mass, expression_key("bodies.{name}.mass", "", "mass m (a constant)").required(), constant),
+      row(&Body3Keys::inertia, string_list_key("bodies.{name}.inertia", "a 3-D body: central inertia in body axes, 3 principal "
+                                               "moments or 6 entries [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] of the tensor (constants)").required(),
+          constant)};
+  const Depends placement = configuration("a position or an orientation depends on (t, q) only");
+  t.world_position.rows = {row(&PlacementKeys::position,
+                               string_list_key("{name}.position", "position in the world [x, y, z] (t, q), z up; for a body its centre of mass"),
+                               placement)};
+  t.relative_position.rows = {
+      row(&PlacementKeys::from, string_key("{name}.position.from", "", {}, "position relative to the body (its centre of mass) or point of this name").required()),
+      row(&PlacementKeys::offset, string_list_key("{name}.position.offset", "the offset [e1, e2, e3] (t, q) in the axes of `axes`").required(),
+          placement),
+      row(&PlacementKeys::axes, string_key("{name}.position.axes", "", {}, "the body whose axes the offset is in (default: `from` when it is a body)"))};
+  t.orientation.rows = {
+      row(&PlacementKeys::sequence, string_key("{name}.orientation.sequence", "", {},
+                                               "body-fixed rotations about the letters X, Y, Z in turn (e.g. \"ZXY\"), with `angles`")),
+      row(&PlacementKeys::angles, string_list_key("{name}.orientation.angles", "the sequence's angles (t, q), one per letter"), placement),
+      row(&PlacementKeys::axis, string_list_key("{name}.orientation.axis", "a fixed axis of the parent (constants; normalised), with `angle`"),
+          constant),
+      row(&PlacementKeys::angle, optional_expression_key("{name}.orientation.angle", "none", "the angle (t, q) about `axis`"), placement),
+      row(&PlacementKeys::matrix, [] {
+            KeySpec k = string_list_key("{name}.orientation.matrix", "the rotation matrix by rows [[..], [..], [..]] (t, q); "
+                                                                     "orthonormal with determinant +1 at the start");
+            k.rows = true;
+            return k;
+          }(),
+          placement),
+      row(&PlacementKeys::parent, string_key("{name}.orientation.parent", "", {}, "the body the orientation is relative to (default: the world)"))};
+  t.point.rows = {row(&PlacementKeys::name, string_key("points.{name}.name", "", {}, "the point's name, for `from`").required())};
+  t.rolling_contacts.rows = {
+      row(&RollingContactKeys::body, string_key("contacts.{name}.body", "", {}, "a rolling contact from geometry: the 3-D body that rolls").required()),
+      row(&RollingContactKeys::disk_radius, optional_expression_key("contacts.{name}.shape.disk.radius", "none", "a disk's radius (a constant)"),
+          constant),
+      row(&RollingContactKeys::disk_axis, string_list_key("contacts.{name}.shape.disk.axis", "the disk's axis in the body's axes (constants)"),
+          constant),
+      row(&RollingContactKeys::sphere_radius,
+          optional_expression_key("contacts.{name}.shape.sphere.radius", "none", "a sphere's radius (a constant)"), constant),
+      row(&RollingContactKeys::friction, string_key("contacts.{name}.friction", "no_slip", {"no_slip"}, "the friction law: ideal rolling"))};
+  t.surface_at_rest.rows = {row(&RollingContactKeys::surface, string_key("contacts.{name}.surface", "plane", {"plane"}, "the plane z = 0 at rest"))};
+  t.surface_turning.rows = {row(&RollingContactKeys::rotation_rate,
+                                optional_expression_key("contacts.{name}.surface.plane.rotation_rate", "none",
+                                                        "the plane z = 0 turning about the z axis at this rate Omega(t) [rad/s]"),
+                                configuration("the surface's rotation rate depends on t and the parameters only"))};
   t.constraints.rows = {
       row(&ConstraintKeys::expression,
           optional_expression_key("constraints.{name}.expression", "none", "holonomic constraint C(t, q) = 0 (or `velocity`)"),
@@ -151,6 +243,47 @@ ex Reader::parse(const std::string& key, const Depends& depends) const {
   }
 }
 
+std::vector<ex> Reader::parse_list(const std::string& key, const Depends& depends) const {
+  symbolic::NameTable t = names;
+  t.rates_allowed = depends.rates;
+  t.rates_forbidden_reason = depends.why_no_rates;
+  t.accelerations_allowed = depends.accelerations;
+  const auto items = sc.string_list(key);
+  std::vector<ex> out;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    try {
+      out.push_back(symbolic::parse_expression(items[k], t));
+    } catch (const symbolic::ExpressionError& e) {
+      throw InputError(item_origin(sc, key, k, e.offset), key + "[" + std::to_string(k) + "] = \"" + items[k] + "\": " + e.what() +
+                                                           " (at character " + std::to_string(e.offset + 1) + ")");
+    }
+  }
+  return out;
+}
+
+bool is_3d(const std::map<std::string, std::string>& raw, const std::string& path) {
+  for (const auto& leaf : {".position", ".orientation"}) {
+    const std::string k = path + leaf;
+    for (auto it = raw.lower_bound(k); it != raw.end() && it->first.rfind(k, 0) == 0; ++it)
+      if (it->first.size() == k.size() || it->first[k.size()] == '.') return true;
+  }
+  return false;
+}
+
+bool is_3d(const Scenario& sc, const std::string& path) {
+  std::map<std::string, std::string> raw;
+  for (const auto& [k, e] : sc.values)
+    if (!e.defaulted && k.rfind(path + ".", 0) == 0) raw[k];
+  return is_3d(raw, path);
+}
+
+bool is_rolling_contact(const std::map<std::string, std::string>& raw, const std::string& name) {
+  return raw.count("contacts." + name + ".body") != 0;
+}
+bool is_rolling_contact(const Scenario& sc, const std::string& name) {
+  return sc.has("contacts." + name + ".body") && !sc.values.at("contacts." + name + ".body").defaulted;
+}
+
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
@@ -177,6 +310,25 @@ std::vector<std::string> ordered(const Scenario& sc, const std::string& section,
   return names;
 }
 
+/// The keys of a 3-D body's or a point's placement at `path`: its position in the form the scenario gives it (a list,
+/// or a table {from, offset, axes}) and a body's orientation and 3-D keys. A listing gets every form; its body keys
+/// already listed for a planar body (name, mass, inertia) are not repeated.
+static void append_placement_keys(const KeyTable& t, const std::map<std::string, std::string>& raw, const std::string& path,
+                           bool listing, bool body, std::vector<KeySpec>& v) {
+  if (body) {
+    std::vector<KeySpec> b3;
+    t.bodies_3d.append_keys(path.substr(path.find('.') + 1), b3);
+    for (auto& k : b3)
+      if (!listing || std::none_of(v.begin(), v.end(), [&](const KeySpec& s) { return s.path == k.path; })) v.push_back(std::move(k));
+  }
+  bool relative = false;
+  for (auto it = raw.lower_bound(path + ".position."); it != raw.end() && it->first.rfind(path + ".position.", 0) == 0; ++it)
+    relative = true;
+  if (listing || !relative) t.world_position.append_keys(path, v);
+  if (listing || relative) t.relative_position.append_keys(path, v);
+  if (body) t.orientation.append_keys(path, v);
+}
+
 /// The keys of a user model. A scenario names its parameters, coordinates, bodies, constraints, contacts, outputs
 /// and events, and gets the keys of those names. A key listing (`rollsim keys lagrangian`: its raw keys hold no
 /// `model`, which every scenario file has) gets them for the placeholder name NAME of each section, and every
@@ -185,7 +337,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   const bool listing = raw.count("model") == 0;
   auto names = [&](const std::string& section) {
     auto v = names_in(raw, section);
-    if (listing && v.empty()) v.push_back(section == "bodies" ? "N" : "NAME");
+    if (listing && v.empty()) v.push_back(section == "bodies" || section == "points" ? "N" : "NAME");
     return v;
   };
   const KeyTable& t = keys();
@@ -203,11 +355,26 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   }
   for (const auto& c : coords) t.coordinate_terms.append_keys(c, v);
   t.energies.append_keys("", v);
-  for (const auto& b : names("bodies")) t.bodies.append_keys(b, v);
+  for (const auto& b : names("bodies")) {
+    const std::string path = "bodies." + b;
+    if (listing || !is_3d(raw, path)) t.bodies.append_keys(b, v);
+    if (listing || is_3d(raw, path)) append_placement_keys(t, raw, path, listing, true, v);
+  }
+  for (const auto& p : names("points")) {
+    t.point.append_keys(p, v);
+    append_placement_keys(t, raw, "points." + p, listing, false, v);
+  }
   const auto constraints = names("constraints");
   for (const auto& c : constraints) t.constraints.append_keys(c, v);
   const auto contact_names = names("contacts");
-  for (const auto& c : contact_names) t.contacts.append_keys(c, v);
+  for (const auto& c : contact_names) {
+    if (listing || !is_rolling_contact(raw, c)) t.contacts.append_keys(c, v);
+    if (!listing && !is_rolling_contact(raw, c)) continue;
+    t.rolling_contacts.append_keys(c, v);
+    const bool turning = raw.count("contacts." + c + ".surface.plane.rotation_rate") != 0;
+    if (listing || !turning) t.surface_at_rest.append_keys(c, v);
+    if (listing || turning) t.surface_turning.append_keys(c, v);
+  }
   if (!contact_names.empty())
     for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
   for (const auto& o : names("outputs")) t.outputs.append_keys(o, v);

@@ -304,6 +304,24 @@ void convert_list(const KeySpec& spec, const toml::array& a, const Origin& where
       e.list.push_back(*v);
       continue;
     }
+    if (spec.expression && !item.as_string()) {
+      // A list of expressions takes numbers too; a matrix's rows (spec.rows) are lists, kept row by row with each
+      // row's length in e.list.
+      const auto* row = item.as_array();
+      if (spec.rows && !row) throw InputError(where, spec.path + " must be an array of rows (arrays); it holds " + node_type_name(item));
+      Scenario::Entry one;
+      auto take = [&](const toml::node& x) {
+        convert_string(spec, x, where, one);
+        e.strings.push_back(std::get<std::string>(one.value));
+      };
+      if (!row) {
+        take(item);
+        continue;
+      }
+      for (const auto& x : *row) take(x);
+      e.list.push_back(static_cast<double>(row->size()));
+      continue;
+    }
     auto str = item.as_string();
     if (!str) throw InputError(where, spec.path + " must be an array of strings; it holds " + node_type_name(item));
     const std::string v = str->get();

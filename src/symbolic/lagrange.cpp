@@ -88,14 +88,20 @@ Derivation derive(const LagrangeModel& m) {
   const std::size_t n = m.n(), nc = m.constraints.size();
   Derivation out = derivation_flags(m);
   const ex L = m.kinetic - m.potential;
+  // With 3-D bodies, Lagrange's terms are formed for L less the bodies' T3, whose part is the Kane-form
+  // inertia_residual (lagrange.hpp); the energy h below keeps the whole L.
+  const bool kane = !m.inertia_residual.empty();
+  const ex Lr = kane ? L - m.kinetic_3d : L;
   std::vector<ex> dL_dqd(n), dL_dq(n);
   for (std::size_t i = 0; i < n; ++i) {
-    dL_dqd[i] = d(L, m.qd[i]);
-    dL_dq[i] = d(L, m.q[i]);
+    dL_dqd[i] = d(Lr, m.qd[i]);
+    dL_dq[i] = d(Lr, m.q[i]);
   }
   // R (without friction): d/dt dL/dq' - dL/dq - Q, linear in a.
   std::vector<ex> R(n), Rs(n), J(n), f(n), M;
   for (std::size_t i = 0; i < n; ++i) R[i] = total_derivative(m, dL_dqd[i]) - dL_dq[i] - m.forces[i];
+  if (kane)
+    for (std::size_t i = 0; i < n; ++i) R[i] += m.inertia_residual[i];
   ex w_power = 0;
   if (m.has_contact) {
     for (std::size_t i = 0; i < n; ++i) J[i] = d(m.slip_velocity, m.qd[i]);
@@ -104,7 +110,8 @@ Derivation derive(const LagrangeModel& m) {
   for (std::size_t i = 0; i < n; ++i)
     Rs[i] = m.has_contact ? R[i] + m.s * m.friction_coefficient * m.normal_force * J[i] : R[i];
   for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t i = 0; i < n; ++i) M.push_back(d(dL_dqd[i], m.qd[j]));
+    for (std::size_t i = 0; i < n; ++i)
+      M.push_back(kane ? d(dL_dqd[i], m.qd[j]) + d(m.inertia_residual[i], m.a[j]) : d(dL_dqd[i], m.qd[j]));
   GiNaC::exmap zero_a;
   for (const auto& ai : m.a) zero_a[ai] = 0;
   for (std::size_t i = 0; i < n; ++i) f[i] = -Rs[i].subs(zero_a);
@@ -130,10 +137,15 @@ Derivation derive(const LagrangeModel& m) {
   out.kernels.push_back({KernelNames::jac, jac});
 
   ex h = -L;
-  for (std::size_t i = 0; i < n; ++i) h += m.qd[i] * dL_dqd[i];
+  for (std::size_t i = 0; i < n; ++i) h += m.qd[i] * (kane ? d(L, m.qd[i]) : dL_dqd[i]);
   out.kernels.push_back({KernelNames::energy, {h, m.kinetic, m.potential}});
   // Velocity (nonholonomic) rows: the kernels of the independent-speed form (symbolic/nonholonomic.hpp).
   append_nonholonomic_kernels(m, out.kernels);
+  if (!m.charts.empty()) {
+    std::vector<ex> charts;
+    for (const auto& c : m.charts) charts.push_back(c.determinant);
+    out.kernels.push_back({KernelNames::charts, charts});
+  }
 
   if (m.has_contact) {
     std::vector<ex> c{m.slip_velocity};

@@ -42,6 +42,9 @@ struct KeySpec {
   /// A String key that holds an expression (a user model's formula): a TOML number is accepted too and becomes
   /// its shortest round-trip text (std::to_chars), so `mass = 2` reads as `mass = "2"`.
   bool expression = false;
+  /// A StringList of expressions given as rows (an array of arrays, a matrix): its strings row by row, and
+  /// Scenario::Entry::list the length of each row.
+  bool rows = false;
   /// A default derived from other values (e.g. an inertia from a mass and a length), computed when the key is
   /// absent, after every other key is resolved; it appears in resolved_text like any value.
   std::function<Value(const Scenario&)> derive;

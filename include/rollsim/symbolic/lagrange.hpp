@@ -118,6 +118,7 @@ struct KernelNames {
   static constexpr const char* contact_constraints = "rs_contact_constraints";
   static std::size_t constraint_stride(std::size_t n) { return n + 3; }
   static constexpr const char* outputs = "rs_outputs";      ///< the outputs
+  static constexpr const char* charts = "rs_charts";        ///< each chart's determinant (LagrangeModel::charts)
   static constexpr const char* outputs_jac = "rs_outputs_jac";  ///< dy/dq, dy/dq', dy/da (m x 3n)
   static constexpr const char* events = "rs_events";        ///< the event witnesses
   static constexpr const char* dae = "rs_dae";              ///< R - G^T lambda (n), C'' + 2 alpha C' + alpha^2 C (nc)
@@ -129,7 +130,7 @@ struct KernelNames {
   static constexpr const char* dae_extra_jac = "rs_dae_extra_jac";  ///< d/dq, d/dv, d/dlambda of rs_dae_extra
   /// Names the layout above; part of the compiled library's cache key, so that a library built for another
   /// layout is never loaded.
-  static constexpr const char* layout = "kernel-layout-3";
+  static constexpr const char* layout = "kernel-layout-4";
 };
 
 /// What the derivation found about the model.
