@@ -114,6 +114,45 @@ std::vector<std::string> steady_coin(double th, double W) {
           "initial_rates.phi=" + num(w3 - W * std::sin(th))};
 }
 
+/// A solid ball (mass m = 2, radius r = 0.1) at rest on the plane z = 0 by a rolling contact with a normal row (z is a
+/// coordinate), Euler angles ZXY; `force_z` the generalized force on z, `extra` appended keys.
+std::string ball_text(const std::string& force_z, const std::string& extra = "") {
+  std::string text = R"toml(model = "lagrangian"
+[parameters]
+m = 2.0
+r = 0.1
+g = 9.81
+F = 4.0
+[coordinates]
+x = "m"
+y = "m"
+z = "m"
+psi = "rad"
+theta = "rad"
+phi = "rad"
+[[bodies]]
+name = "ball"
+mass = "m"
+position = ["x", "y", "z"]
+orientation = { sequence = "ZXY", angles = ["psi", "theta", "phi"] }
+inertia = ["2/5*m*r^2", "2/5*m*r^2", "2/5*m*r^2"]
+[contacts.floor]
+body = "ball"
+shape = { sphere = { radius = "r" } }
+surface = "plane"
+friction = "no_slip"
+[lagrangian.forces]
+z = "%FORCE%"
+[initial]
+z = 0.1
+[simulation]
+t_end = 10.0
+output_dt = 0.5
+)toml";
+  text.replace(text.find("%FORCE%"), 7, force_z);
+  return text + extra;
+}
+
 }  // namespace
 
 TEST_CASE("nonholonomic: the Chaplygin sleigh follows its closed form (1e-8) and conserves energy") {
@@ -285,38 +324,7 @@ TEST_CASE("nonholonomic: a ball lifted by a growing force lifts off where its no
   // A solid ball at rest on the plane (a rolling contact with a normal row: z is a coordinate), pulled up by the
   // generalized force F t on z: the normal force is m g - F t (statics), and the terminal event lift_off_floor stops
   // the run at t = m g / F.
-  const std::string text = R"toml(model = "lagrangian"
-[parameters]
-m = 2.0
-r = 0.1
-g = 9.81
-F = 4.0
-[coordinates]
-x = "m"
-y = "m"
-z = "m"
-psi = "rad"
-theta = "rad"
-phi = "rad"
-[[bodies]]
-name = "ball"
-mass = "m"
-position = ["x", "y", "z"]
-orientation = { sequence = "ZXY", angles = ["psi", "theta", "phi"] }
-inertia = ["2/5*m*r^2", "2/5*m*r^2", "2/5*m*r^2"]
-[contacts.floor]
-body = "ball"
-shape = { sphere = { radius = "r" } }
-surface = "plane"
-friction = "no_slip"
-[lagrangian.forces]
-z = "F*t"
-[initial]
-z = 0.1
-[simulation]
-t_end = 10.0
-output_dt = 0.5
-)toml";
+  const std::string text = ball_text("F*t");
   const test::Run r = test::run_text(text);
   REQUIRE(r.result.completed());
   CHECK(r.result.termination != "t_end");
@@ -327,6 +335,19 @@ output_dt = 0.5
   for (std::size_t k = 0; k < r.rec.t.size(); ++k)
     worst = std::max(worst, std::abs(value(r, k, "normal_force_floor") - (2.0 * 9.81 - 4.0 * r.rec.t[k])));
   CHECK(worst <= 1e-9);
+}
+
+TEST_CASE("nonholonomic: a rolling ball whose Euler angles reach gimbal lock stops with the body, sequence and time") {
+  // The ball of the lift-off case, rolling with theta' = 1 (no force): theta = t, and the ZXY chart's determinant
+  // cos(theta) reaches the runtime's limit 1e-3 at t = acos(1e-3).
+  // (3 s: the witness |cos(theta)| - 1e-3 dips below zero for 2 ms only, and a uniform rotation lets the solver take
+  // steps of seconds over t_end = 10 that can pass over that dip.)
+  const test::Run r = test::run_text(ball_text("0", "[initial_rates]\ntheta = 1.0\n"), {"simulation.t_end=3"});
+  CHECK(r.result.status == "solver_failure");
+  CAPTURE(r.result.message);
+  CHECK(r.result.message.find("ball") != std::string::npos);
+  CHECK(r.result.message.find("ZXY") != std::string::npos);
+  CHECK(r.result.t_final == doctest::Approx(std::acos(1e-3)).epsilon(1e-6));
 }
 
 TEST_CASE("nonholonomic: a moving constraint's force and work (W_C) in closed form; the ledger h - W_C holds") {

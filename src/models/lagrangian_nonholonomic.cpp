@@ -311,6 +311,8 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
       }
     }
     witnesses_ = user_witnesses(c);
+    // The orientation charts' witnesses: a SolverError before gimbal lock (lagrangian_internal.hpp).
+    for (auto& w : chart_witnesses(c)) witnesses_.push_back(std::move(w));
     for (const std::size_t k : normals_) witnesses_.push_back({"lift_off_" + s_.rows[k].contact, -1, true});
     // det(A_D) changes sign where the dependent speeds stop following from the rows: the run stops there.
     witnesses_.push_back({kSingularWitness, 0, true});
@@ -342,11 +344,14 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
     Work& w = work(s_);
     evaluate(s_, t, x, w);
     if (s_.c->n_events) s_.c->witnesses(w.in, g);
-    for (std::size_t j = 0; j < normals_.size(); ++j) g[s_.c->n_events + j] = w.lambda(static_cast<Index>(normals_[j]));
-    g[s_.c->n_events + normals_.size()] = w.det;
+    const std::size_t k0 = s_.c->n_events + s_.c->charts.size();
+    chart_values(*s_.c, t, x, g + s_.c->n_events);
+    for (std::size_t j = 0; j < normals_.size(); ++j) g[k0 + j] = w.lambda(static_cast<Index>(normals_[j]));
+    g[k0 + normals_.size()] = w.det;
   }
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
     if (witness == kSingularWitness) throw SolverError(singular_message(s_, t, 0.0));
+    if (is_chart_witness(*s_.c, witness)) chart_singular(*s_.c, witness, t);
     return WitnessSystem::on_event(t, x, mode, witness, dir);
   }
   void compute_outputs(double t, const double* x, int, double* y) const override {
