@@ -28,7 +28,8 @@ using namespace detail;
 class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
  public:
   SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()) {
+      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()),
+        chart_signs_(chart_signs(*c_, x0_.data())) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     for (std::size_t i = 0; i < c_->n; ++i)
@@ -54,7 +55,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::size_t witness_count(int) const override { return c_->n_events + c_->charts.size(); }
   void witness_values(double t, const double* x, int, double* g) const override {
     witness_eval(*c_, t, x, 0.0, g);
-    chart_values(*c_, t, x, g + c_->n_events);
+    chart_values(*c_, t, x, chart_signs_, g + c_->n_events);
   }
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
     if (is_chart_witness(*c_, witness)) chart_singular(*c_, witness, t);
@@ -115,6 +116,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::vector<double> x0_;
   RuntimeOutputList<OutputContext> list_;  ///< the outputs
   EnergyColumns energy_;                   ///< the ledger's columns among them
+  std::vector<double> chart_signs_;        ///< the signs of the charts' determinants at the start
   Signals states_, inputs_;
 };
 

@@ -326,15 +326,30 @@ inline std::vector<Witness> chart_witnesses(const Compiled& c) {
   for (const auto& [body, sequence] : c.charts) v.push_back({"chart_" + body, -1, true});
   return v;
 }
-/// The charts' witnesses |det| - kChartLimit at time t and coordinates q (n of them).
-inline void chart_values(const Compiled& c, double t, const double* q, double* g) {
+/// The charts' witnesses s_k det_k - kChartLimit at time t and coordinates q (n of them), with s_k the sign of det_k
+/// at the start (chart_signs): a determinant keeps its sign until it passes 0, so the witness changes sign across
+/// any step that reaches the limit, however long (|det| - kChartLimit would not, over a step that jumps the window
+/// |det| < kChartLimit).
+inline void chart_values(const Compiled& c, double t, const double* q, const std::vector<double>& signs, double* g) {
   if (c.charts.empty()) return;
   Scratch& w = scratch(c);
   thread_local std::vector<double> x;
   x.assign(2 * c.n, 0.0);
   std::copy(q, q + c.n, x.begin());
   c.chart_determinants(fill(c, w, t, x.data(), 0.0), g);
-  for (std::size_t k = 0; k < c.charts.size(); ++k) g[k] = std::abs(g[k]) - kChartLimit;
+  for (std::size_t k = 0; k < c.charts.size(); ++k) g[k] = (signs.empty() ? 1.0 : signs[k]) * g[k] - kChartLimit;
+}
+/// The same as |det_k| - kChartLimit, which a long step can jump over without a sign change: prefer the signed form.
+inline void chart_values(const Compiled& c, double t, const double* q, double* g) {
+  chart_values(c, t, q, {}, g);
+  for (std::size_t k = 0; k < c.charts.size(); ++k) g[k] = std::abs(g[k] + kChartLimit) - kChartLimit;
+}
+/// The signs of the charts' determinants at the coordinates q (the start's).
+inline std::vector<double> chart_signs(const Compiled& c, const double* q) {
+  std::vector<double> g(c.charts.size());
+  chart_values(c, 0.0, q, {}, g.data());
+  for (auto& v : g) v = v + kChartLimit < 0 ? -1.0 : 1.0;
+  return g;
 }
 /// Whether `witness` is a chart's; if it is, the run cannot go on in these coordinates: a SolverError (exit 3)
 /// naming the body, the sequence and the time.
