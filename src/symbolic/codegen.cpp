@@ -34,7 +34,7 @@ using GiNaC::ex;
 namespace {
 
 /// Bumped whenever the generated code's meaning changes, so that old cache entries are not reused.
-constexpr const char* kGeneratorVersion = "rollsim-kernels-4";
+constexpr const char* kGeneratorVersion = "rollsim-kernels-3";
 /// The exported symbol that holds a library's digest, and the text before the digest in it.
 constexpr const char* kDigestSymbol = "rollsim_kernels_digest";
 constexpr const char* kDigestMarker = "rollsim-kernels-sha256:";
@@ -50,98 +50,9 @@ std::string number_text(double v) {
   return v < 0 ? "(" + s + ")" : s;
 }
 
-/// How a statement refers to temporary k until its kernel is written: its number between the bytes 1 and 2, which
-/// no other text of the source holds; write_kernel replaces it with the temporary's C++ name.
-std::string temporary_ref(std::size_t k) { return "\x01" + std::to_string(k) + "\x02"; }
-
-/// A kernel of more statements than this is written as parts of this many statements, each a function of its own.
-/// The compiler's register allocation and combination passes grow faster than linearly with the size of one
-/// straight-line function (the 20-link chain's Jacobian, 9,484 statements in one function, took 19 s of CPU and
-/// 705 MB at -O2, in parts of 250 about 4 s and 280 MB), so parts keep each function small. A temporary used in a
-/// later part than its own is kept in the kernel's workspace w[], the others are locals of their part.
-constexpr std::size_t kStatementsPerPart = 250;
-/// A workspace of up to this many doubles is on the stack (128 KiB), a larger one on the heap.
-constexpr std::size_t kStackWorkspace = 16384;
-
-/// `text` with each temporary_ref(k) replaced by name(k).
-template <class Name>
-std::string with_names(const std::string& text, const Name& name) {
-  std::string r;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\x01') {
-      r += text[i];
-      continue;
-    }
-    const std::size_t end = text.find('\x02', i);
-    r += name(static_cast<std::size_t>(std::stoul(text.substr(i + 1, end - i - 1))));
-    i = end;
-  }
-  return r;
-}
-
-/// The temporaries `text` refers to.
-std::vector<std::size_t> temporaries_in(const std::string& text) {
-  std::vector<std::size_t> v;
-  with_names(text, [&v](std::size_t k) {
-    v.push_back(k);
-    return std::string();
-  });
-  return v;
-}
-
-/// The C++ function `name`(in, out) that computes `statements` (statement k defines temporary k) and sets out[i] to
-/// values[i]; in parts (kStatementsPerPart) when it is long.
-void write_kernel(std::ostream& os, const std::string& name, const std::vector<std::string>& statements,
-                  const std::vector<std::string>& values) {
-  const std::size_t n = statements.size();
-  const auto local = [](std::size_t k) { return "t" + std::to_string(k); };
-  if (n <= kStatementsPerPart) {
-    os << "extern \"C\" void " << name << "(const double* in, double* out) {\n";
-    for (std::size_t k = 0; k < n; ++k) os << "  const double t" << k << " = " << with_names(statements[k], local) << ";\n";
-    for (std::size_t i = 0; i < values.size(); ++i) os << "  out[" << i << "] = " << with_names(values[i], local) << ";\n";
-    os << "  (void)in;\n}\n";
-    return;
-  }
-  const std::size_t parts = (n + kStatementsPerPart - 1) / kStatementsPerPart;
-  const auto part_of = [](std::size_t k) { return k / kStatementsPerPart; };
-  std::vector<char> shared(n, 0);
-  for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t j : temporaries_in(statements[k])) shared[j] |= part_of(j) != part_of(k);
-  // Each output is set in the part of the last temporary it uses (in the kernel itself when it uses none).
-  std::vector<std::vector<std::size_t>> outputs_of(parts + 1);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const auto used = temporaries_in(values[i]);
-    const std::size_t p = used.empty() ? parts : part_of(*std::max_element(used.begin(), used.end()));
-    for (std::size_t j : used) shared[j] |= part_of(j) != p;
-    outputs_of[p].push_back(i);
-  }
-  std::vector<std::size_t> slot(n, 0);
-  std::size_t slots = 0;
-  for (std::size_t k = 0; k < n; ++k)
-    if (shared[k]) slot[k] = slots++;
-  const auto named = [&](std::size_t k) { return shared[k] ? "w[" + std::to_string(slot[k]) + "]" : local(k); };
-  const auto part_name = [&](std::size_t p) { return name + "_part" + std::to_string(p); };
-  for (std::size_t p = 0; p < parts; ++p) {
-    os << "__attribute__((noinline)) static void " << part_name(p)
-       << "(const double* __restrict in, double* __restrict out, double* __restrict w) {\n";
-    for (std::size_t k = p * kStatementsPerPart; k < std::min(n, (p + 1) * kStatementsPerPart); ++k)
-      os << (shared[k] ? "  " : "  const double ") << named(k) << " = " << with_names(statements[k], named) << ";\n";
-    for (std::size_t i : outputs_of[p]) os << "  out[" << i << "] = " << with_names(values[i], named) << ";\n";
-    os << "  (void)in;\n  (void)out;\n  (void)w;\n}\n";
-  }
-  os << "extern \"C\" void " << name << "(const double* in, double* out) {\n";
-  if (slots <= kStackWorkspace)
-    os << "  double w[" << std::max<std::size_t>(slots, 1) << "];\n";
-  else
-    os << "  std::vector<double> workspace(" << slots << ");\n  double* w = workspace.data();\n";
-  for (std::size_t p = 0; p < parts; ++p) os << "  " << part_name(p) << "(in, out, w);\n";
-  for (std::size_t i : outputs_of[parts]) os << "  out[" << i << "] = " << values[i] << ";\n";
-  os << "}\n";
-}
-
 class Emitter {
  public:
-  explicit Emitter(const std::map<ex, int, GiNaC::ex_is_less>& inputs) : in_(inputs) {}
+  Emitter(const std::map<ex, int, GiNaC::ex_is_less>& inputs, std::ostringstream& os) : in_(inputs), os_(os) {}
 
   /// A C++ expression for e: a literal, an input or a temporary already computed.
   std::string operator()(const ex& e) {
@@ -158,16 +69,12 @@ class Emitter {
     if (GiNaC::is_a<GiNaC::constant>(e)) return number_text(GiNaC::ex_to<GiNaC::numeric>(e.evalf()).to_double());
     auto it = memo_.find(e);
     if (it != memo_.end()) return it->second;
-    std::string value = node(e);
-    const std::string name = temporary_ref(statements_.size());
-    statements_.push_back(std::move(value));
+    const std::string value = node(e);
+    const std::string name = "t" + std::to_string(memo_.size());
+    os_ << "  const double " << name << " = " << value << ";\n";
     memo_.emplace(e, name);
     return name;
   }
-
-  /// The temporaries' values in the order computed: statement k defines temporary k, and refers to earlier ones
-  /// as temporary_ref(j).
-  const std::vector<std::string>& statements() const { return statements_; }
 
  private:
   static std::string to_text(const ex& e) {
@@ -263,7 +170,7 @@ class Emitter {
   }
 
   const std::map<ex, int, GiNaC::ex_is_less>& in_;
-  std::vector<std::string> statements_;
+  std::ostringstream& os_;
   std::map<ex, std::string, GiNaC::ex_is_less> memo_;
   std::map<ex, std::uint64_t, GiNaC::ex_is_less> keys_;
 };
@@ -381,12 +288,14 @@ std::string generate_source(const std::vector<Kernel>& kernels, const std::vecto
   for (std::size_t k = 0; k < inputs.size(); ++k) index.emplace(inputs[k], static_cast<int>(k));
   std::ostringstream os;
   os << "// Generated by rollsim (" << kGeneratorVersion << "): compiled evaluation of a user model.\n"
-     << "#include <cmath>\n#include <vector>\n";
+     << "#include <cmath>\n";
   for (const auto& k : kernels) {
-    Emitter emit(index);
+    os << "extern \"C\" void " << k.name << "(const double* in, double* out) {\n";
+    Emitter emit(index, os);
     std::vector<std::string> values;
     for (const auto& e : k.outputs) values.push_back(emit(e));
-    write_kernel(os, k.name, emit.statements(), values);
+    for (std::size_t i = 0; i < values.size(); ++i) os << "  out[" << i << "] = " << values[i] << ";\n";
+    os << "  (void)in;\n}\n";
   }
   return os.str();
 }
