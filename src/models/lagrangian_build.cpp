@@ -86,7 +86,7 @@ void read_names(Build& b) {
   for (const auto& q : m.coordinates) b.c->units.push_back(keys().coordinates.read(b.rd, q).unit);
   b.constraints.clear();
   for (const auto& name : ordered(sc, "constraints", "expression"))
-    (b.rd.given("constraints." + name + ".velocity") ? b.velocity_constraints : b.constraints).push_back(name);
+    (b.rd.has_text("constraints." + name + ".velocity") ? b.velocity_constraints : b.constraints).push_back(name);
   m.make_symbols(b.constraints.size());
 
   symbolic::NameTable& names = b.rd.names;
@@ -125,7 +125,7 @@ void add_velocity_constraint(Build& b, const std::string& name) {
   const std::string key = "constraints." + name + ".velocity";
   if (!is_identifier(name))
     b.sc.fail(key, "'" + name + "' is not a valid constraint name: use letters, digits and _, not starting with a digit");
-  if (b.rd.given("constraints." + name + ".expression"))
+  if (b.rd.has_text("constraints." + name + ".expression"))
     b.sc.fail(key, "constraint " + name + " has both `expression` and `velocity`: give one (a holonomic constraint is "
                    "carried as its rate in a model with velocity constraints)");
   const ex rate = *keys().constraints.read(b.rd, name).velocity;

@@ -399,6 +399,9 @@ struct Reader {
   std::vector<ex> parse_list(const std::string& key, const Depends& depends = {}) const;
   /// Whether the scenario gives `key` (not its schema default).
   bool given(const std::string& key) const { return sc.values.count(key) && !sc.values.at(key).defaulted; }
+  /// Whether the scenario gives an optional text key a value: given and not empty (a resolved scenario writes an
+  /// unset optional key as "", which must load as unset again).
+  bool has_text(const std::string& key) const { return given(key) && !sc.string(key).empty(); }
 };
 
 /// One key of a user model, declared once: its schema (the KeySpec, whose path, description and string default

@@ -383,7 +383,8 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   // (nonsmooth.stabilization_rate, any solver.method). With a velocity constraint, every constraint is a row of the
   // ODE in independent speeds (docs/nonholonomic.md): any ODE solver.method.
   const bool velocity_rows = std::any_of(constraints.begin(), constraints.end(), [&](const std::string& c) {
-    return raw.count("constraints." + c + ".velocity") != 0;
+    const auto it = raw.find("constraints." + c + ".velocity");
+    return it != raw.end() && !it->second.empty();  // a resolved scenario writes an unset optional key as ""
   });
   if (!constraints.empty() && ((contact_names.empty() && !velocity_rows) || listing)) t.dae.append_keys("", v);
   for (auto& k : smooth_model_keys()) v.push_back(std::move(k));
