@@ -97,6 +97,10 @@ inline Run run_text(const std::string& text, const std::vector<std::string>& ove
   return r;
 }
 
+/// A user model's start value ([initial], [initial_rates]) that the scenario gives as a number: such a key is an
+/// expression, which holds the number as the shortest text that reads back as the same double.
+inline double start_number(const rollsim::Scenario& sc, const std::string& key) { return std::stod(sc.string(key)); }
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -140,12 +140,12 @@ struct BlockRow {
   explicit BlockRow(Scenario scenario) : sc(std::move(scenario)) {
     g = sc.real("parameters.g");
     mu = sc.real("parameters.mu");
-    h = sc.real("initial.y0");
-    v0 = sc.real("initial_rates.x0");
+    h = test::start_number(sc, "initial.y0");
+    v0 = test::start_number(sc, "initial_rates.x0");
   }
   std::string i(int k) const { return std::to_string(k); }
   double mass(int k) const { return sc.real("parameters.m" + i(k)); }
-  double x0(int k) const { return sc.real("initial.x" + i(k)); }
+  double x0(int k) const { return test::start_number(sc, "initial.x" + i(k)); }
   double t_land() const { return std::sqrt(2 * h / g); }
   double v_land() const { return g * t_land(); }
   double v1() const { return v0 - mu * v_land(); }
@@ -164,8 +164,8 @@ TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed 
   REQUIRE(b.sc.has("parameters.m" + b.i(BlockRow::kBlocks - 1)));
   REQUIRE_FALSE(b.sc.has("parameters.m" + b.i(BlockRow::kBlocks)));
   for (int k = 0; k < BlockRow::kBlocks; ++k) {
-    REQUIRE(b.sc.real("initial.y" + b.i(k)) == b.h);
-    REQUIRE(b.sc.real("initial_rates.x" + b.i(k)) == b.v0);
+    REQUIRE(test::start_number(b.sc, "initial.y" + b.i(k)) == b.h);
+    REQUIRE(test::start_number(b.sc, "initial_rates.x" + b.i(k)) == b.v0);
     if (k) REQUIRE(b.x0(k) - b.x0(k - 1) == doctest::Approx(b.sc.real("parameters.s")).epsilon(1e-15));
   }
   REQUIRE_MESSAGE(r.result.completed(), r.result.message);

@@ -58,8 +58,8 @@ TEST_CASE("rolling coin: a steady turning start keeps its lean to 1e-10 over 10 
   // a |omega3|). At rtol 1e-12 the integration's error stays well below 1e-10 over 10 s (at the scenario's 1e-10
   // theta moves by up to 6e-11: the integration error, at the bound).
   const Scenario base = load_scenario(kCoin, {});
-  const SteadyCoin coin(base, base.real("initial.theta"), base.real("initial_rates.psi"));
-  CHECK(std::abs(coin.phi_rate - base.real("initial_rates.phi")) <= 1e-12 * std::abs(coin.phi_rate));
+  const SteadyCoin coin(base, test::start_number(base, "initial.theta"), test::start_number(base, "initial_rates.psi"));
+  CHECK(std::abs(coin.phi_rate - test::start_number(base, "initial_rates.phi")) <= 1e-12 * std::abs(coin.phi_rate));
   auto sets = coin.overrides();
   const double t_end = test::full_or_sanitized(10.0, 2.0);
   sets.push_back("simulation.t_end=" + test::digits(t_end));
@@ -124,7 +124,7 @@ TEST_CASE("rolling coin: nudged off its steady turn, the nonlinear run nutates a
   // and the neighbouring steady turn it oscillates about has a w_n that differs by a relative O(eps / w_n): the
   // measured frequency is compared to 1e-6 relative.
   const Scenario base = load_scenario(kCoin, {});
-  const SteadyCoin coin(base, base.real("initial.theta"), base.real("initial_rates.psi"));
+  const SteadyCoin coin(base, test::start_number(base, "initial.theta"), test::start_number(base, "initial_rates.psi"));
   auto sets = coin.overrides();
   const double t_end = test::full_or_sanitized(10.0, 2.0);
   for (const std::string s : {std::string("initial_rates.theta=1e-6"), std::string("events.nutation.when=\"der(theta)\""),
@@ -185,8 +185,8 @@ TEST_CASE("ball on a turntable: the centre's velocity turns at 2 Omega/7 on a ci
                g = base.real("parameters.g");
   const double period = 7 * M_PI / Omega, t_end = test::full_or_sanitized(period, period / 4);
   CHECK(std::abs(base.real("simulation.t_end") - period) <= 1e-12 * period);
-  CHECK(base.real("initial.x") == d);
-  CHECK(std::abs(base.real("initial_rates.y") - Omega * d) <= 1e-15);
+  CHECK(test::start_number(base, "initial.x") == d);
+  CHECK(std::abs(test::start_number(base, "initial_rates.y") - Omega * d) <= 1e-15);
   const test::Run r = test::run_text(test::read_file(kBall), {"simulation.t_end=" + test::digits(t_end)});
   REQUIRE(r.result.completed());
   const double rtol = r.scenario.real("solver.rtol");

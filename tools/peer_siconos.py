@@ -314,6 +314,11 @@ class TableLanding:
         got = r.param(key)
         if got is None:
             raise PeerError(f"{path}: {key} is absent from its resolved scenario (not a run of {self.scenario}?)")
+        if isinstance(got, str):  # a user model's start value is an expression key: a number is kept as its text
+            try:
+                got = float(got)
+            except ValueError:
+                raise PeerError(f"{path}: {key} = {got!r} is an expression; the Siconos model takes numbers") from None
         if not isinstance(got, float) or abs(got - value) > 1e-12 * max(1.0, abs(value)):
             raise PeerError(f"{path}: {key} = {got}, the Siconos model uses {value} from {self.scenario}")
 

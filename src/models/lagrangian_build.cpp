@@ -172,6 +172,21 @@ void holonomic_as_rows(Build& b) {
   m.constraint_names.clear();
 }
 
+std::optional<double> value_of(const ex& e, const symbolic::LagrangeModel& m, const std::vector<double>& p,
+                               const std::vector<double>* x0);
+
+/// The value of a start key (initial.q, initial_rates.q): a number or an expression of the parameters; an input
+/// error at the key for one of t or the coordinates, or without a finite real value.
+double start_value(const Build& b, const ex& e, const std::string& key) {
+  const std::optional<double> v = value_of(e, b.m, b.c->p, nullptr);
+  if (!v || e.has(b.m.t))
+    b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\": a start value is a number or an expression of the parameters, "
+                   "not of t or the coordinates");
+  if (!std::isfinite(*v))
+    b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\" is not a finite real number at the parameters' values");
+  return *v;
+}
+
 /// The energies, the generalized forces and the start of each coordinate, the bodies and the constraints.
 void read_expressions(Build& b) {
   symbolic::LagrangeModel& m = b.m;
@@ -179,7 +194,10 @@ void read_expressions(Build& b) {
   m.kinetic = energies.kinetic;
   m.potential = energies.potential;
   for (const auto& q : m.coordinates) {
-    b.coordinate_terms.push_back(keys().coordinate_terms.read(b.rd, q));
+    CoordinateTerms terms = keys().coordinate_terms.read(b.rd, q);
+    terms.initial = start_value(b, terms.initial_expression, "initial." + q);
+    terms.initial_rate = start_value(b, terms.initial_rate_expression, "initial_rates." + q);
+    b.coordinate_terms.push_back(std::move(terms));
     m.forces.push_back(b.coordinate_terms.back().force);
   }
   for (const auto& [k, e] : b.sc.values)

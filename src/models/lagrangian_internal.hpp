@@ -499,6 +499,9 @@ struct CoordinateKeys {
 };
 /// The keys of each coordinate in other sections: its start and its generalized force.
 struct CoordinateTerms {
+  /// The start as the scenario writes it: a number or an expression of the parameters (so that a parameter such as
+  /// a bicycle's forward speed sets the rates), and its value.
+  ex initial_expression, initial_rate_expression;
   double initial = 0, initial_rate = 0;
   ex force;
 };

@@ -104,9 +104,14 @@ KeyTable make_key_table() {
       row(&ParameterKeys::value, real_key("parameters.{name}", "", "model parameter {name} (a number the expressions use)").required())};
   t.coordinates.rows = {
       row(&CoordinateKeys::unit, string_key("coordinates.{name}", "", {}, "unit of the generalized coordinate {name}").required())};
+  const Depends start = configuration("a start value is a number or an expression of the parameters");
   t.coordinate_terms.rows = {
-      row(&CoordinateTerms::initial, real_key("initial.{name}", "coordinate unit", "q(0) of {name}").with_default(0.0)),
-      row(&CoordinateTerms::initial_rate, real_key("initial_rates.{name}", "coordinate unit/s", "q'(0) of {name}").with_default(0.0)),
+      row(&CoordinateTerms::initial_expression,
+          expression_key("initial.{name}", "0", "q(0) of {name} (its unit): a number or an expression of the parameters"),
+          start),
+      row(&CoordinateTerms::initial_rate_expression,
+          expression_key("initial_rates.{name}", "0", "q'(0) of {name} (its unit/s): a number or an expression of the parameters"),
+          start),
       row(&CoordinateTerms::force, expression_key("lagrangian.forces.{name}", "0", "generalized force Q(t, q, der(q)) on {name}"))};
   t.energies.rows = {
       row(&EnergyKeys::kinetic, expression_key("lagrangian.kinetic", "0", "kinetic energy T(t, q, der(q))")),
