@@ -78,7 +78,7 @@ std::pair<std::string, std::string> integrability(const Nh& s, const std::vector
     const double Ascale = std::max(1.0, w.A.cwiseAbs().maxCoeff());
     bool rheonomic = w.b.cwiseAbs().maxCoeff() > 1e-12 * Ascale;
     for (std::size_t i = 0; i < m * n; ++i) rheonomic = rheonomic || std::abs(at_times[0][i] - at_times[1][i]) > 1e-12 * Ascale;
-    if (rheonomic) return {"not checked", names + " depend on time or have a rate-free part: integrability not checked"};
+    if (rheonomic) return {"not checked", names + " depend on time or have a rate-free part; integrability:"};
     if (!w.A.allFinite()) continue;
     s.jac_k(w.in, w.jac.data());
     Eigen::JacobiSVD<MatrixXd> svd(w.A, Eigen::ComputeFullV);
@@ -97,10 +97,10 @@ std::pair<std::string, std::string> integrability(const Nh& s, const std::vector
     }
     if (!std::isfinite(worst)) continue;
     any = true;
-    if (worst > 1e-8 * wscale) return {"nonholonomic", names + " are nonholonomic"};
+    if (worst > 1e-8 * wscale) return {"nonholonomic", names + ", by the Frobenius test at random points:"};
   }
-  if (!any) return {"not checked", names + ": integrability not checked (not finite near the start)"};
-  return {"integrable", names + " are integrable (holonomic in disguise): a position-level constraint would do"};
+  if (!any) return {"not checked", names + " are not finite near the start; integrability:"};
+  return {"integrable", names + " (holonomic in disguise: a position-level constraint would do), by the Frobenius test:"};
 }
 
 }  // namespace
