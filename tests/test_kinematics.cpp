@@ -135,7 +135,9 @@ TEST_CASE("kinematics: a sequence's chart determinant is cos of the middle angle
       {"ZYX", [](double b) { return -std::cos(b); }}, {"ZXZ", [](double b) { return -std::sin(b); }},
       {"YZY", [](double b) { return -std::sin(b); }}, {"XYX", [](double b) { return -std::sin(b); }}};
   std::mt19937 rng(5);
-  for (const auto& [seq, closed] : cases) {
+  for (const auto& c : cases) {
+    const std::string& seq = c.first;  // a reference, not a structured binding: CAPTURE's lambda takes it (clang 14)
+    const auto& closed = c.second;
     const Frame f = Frame::from_sequence("b", Frame::world(), seq, {m.q[0], m.q[1], m.q[2]}, s);
     REQUIRE(f.sequence);
     CHECK(*f.sequence == seq);
