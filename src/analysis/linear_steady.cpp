@@ -51,11 +51,13 @@ double max_abs(const Eigen::MatrixXd& m) { return m.size() ? m.cwiseAbs().maxCoe
 /// The rows/columns `idx` of m.
 Eigen::MatrixXd rows_of(const Eigen::MatrixXd& m, const std::vector<Eigen::Index>& idx) {
   Eigen::MatrixXd out(static_cast<Eigen::Index>(idx.size()), m.cols());
+  if (m.cols() == 0) return out;  // no data: a row block of it would offset a null pointer (UBSan)
   for (std::size_t i = 0; i < idx.size(); ++i) out.row(static_cast<Eigen::Index>(i)) = m.row(idx[i]);
   return out;
 }
 Eigen::MatrixXd cols_of(const Eigen::MatrixXd& m, const std::vector<Eigen::Index>& idx) {
   Eigen::MatrixXd out(m.rows(), static_cast<Eigen::Index>(idx.size()));
+  if (m.rows() == 0) return out;  // as in rows_of
   for (std::size_t j = 0; j < idx.size(); ++j) out.col(static_cast<Eigen::Index>(j)) = m.col(idx[j]);
   return out;
 }

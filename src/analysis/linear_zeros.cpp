@@ -108,6 +108,10 @@ SteadyStateGain steady_state_gain(const StateSpace& sys) {
     g.gain = Eigen::MatrixXd::Constant(sys.outputs(), sys.inputs(), kNaN);
     return g;
   }
+  if (sys.inputs() == 0) {  // no columns: Eigen's solve would offset a null pointer (UBSan)
+    g.gain = sys.D;
+    return g;
+  }
   g.gain = sys.D - sys.C * lu.solve(sys.B);
   return g;
 }
