@@ -104,7 +104,14 @@ class Faults(unittest.TestCase):
             self.assertEqual(s(f["summary"].attrs["termination"]), "interrupted")
 
     def test_full_disk_gives_exit_4_and_no_complete_file(self):
-        limit = 256 * 1024
+        # The limit is what a run of one millisecond writes (its metadata and scenario texts) and 32 KiB more,
+        # so that the long run meets it within a few seconds of simulated time: its samples compress well (a
+        # wheel at rest), and a fixed limit far above the metadata took minutes in the ASan tree under load.
+        short = subprocess.run([BINARY, "run", SCENARIO, "-o", self.out, "-q"] + LONG
+                               + ["--set", "simulation.t_end=1e-3"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(short.returncode, 0, short.stderr)
+        limit = os.path.getsize(self.out) + 32 * 1024
+        os.remove(self.out)
 
         def small_disk():
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
