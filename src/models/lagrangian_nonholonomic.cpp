@@ -4,6 +4,7 @@
 // rows, q'_D = -A_D^-1 (A_I u + b), and the accelerations and multipliers from the saddle-point system
 // [M -A^T; A 0] [a; lambda] = [f; -c]; u' = a_I. The velocity rows hold exactly by construction; position-level
 // rows (holonomic constraints, contact gaps) drift at the integration error, which the summary monitors and audits.
+#include <atomic>
 #include <cmath>
 #include <sstream>
 
@@ -15,107 +16,26 @@ namespace rollsim::lagrangian::detail::nh {
 
 namespace {
 
-/// The message of dependent speeds that no longer follow from the rows at t (rc: sigma_min(A_D) / |A|).
-std::string singular_message(const Nh& s, double t, double rc) {
-  const std::size_t m = s.m();
-  std::ostringstream os;
-  os.precision(10);
-  std::vector<std::size_t> all(m);
-  for (std::size_t k = 0; k < m; ++k) all[k] = k;
-  os << "at t = " << t << " the dependent speeds no longer follow from the constraint rows " << row_list(s, all)
-     << ": their matrix A_D (the columns of " << s.dependent_text << ") is singular (sigma_min(A_D) / |A| = " << rc
-     << ", below " << kSingularDependent << "); the coordinates chosen as dependent at the start cannot stay so "
-     << "through this motion (e.g. a sleigh's der_y = der_x tan(theta) at theta = pi/2). Give the rate of a "
-        "different coordinate in [initial_rates] (a given rate is kept independent where possible), or choose "
-        "coordinates whose dependent rates stay regular";
-  return os.str();
-}
-
-}  // namespace
-
-Work& work(const Nh& s) {
-  thread_local Work w;
-  const std::size_t n = s.c->n, m = s.m();
-  if (w.xq.size() < 2 * n) w.xq.assign(2 * n, 0.0);
-  if (w.rows.size() < NonholonomicKernels::rows_size(m, n)) w.rows.assign(NonholonomicKernels::rows_size(m, n), 0.0);
-  if (w.jac.size() < NonholonomicKernels::jac_size(m, n)) w.jac.assign(NonholonomicKernels::jac_size(m, n), 0.0);
-  return w;
-}
-
-std::string row_list(const Nh& s, const std::vector<std::size_t>& which) {
-  std::string t;
-  for (std::size_t i = 0; i < which.size(); ++i)
-    t += (i == 0 ? "" : i + 1 == which.size() ? " and " : ", ") + s.rows[which[i]].name;
-  return t;
-}
-
-/// A and b (and, once the rates are in the inputs, c, g and dg/dq) from rs_nh at the inputs w.in.
-void read_rows(const Nh& s, Work& w, bool with_rates) {
-  const std::size_t n = s.c->n, m = s.m();
-  s.rows_k(w.in, w.rows.data());
-  const auto mi = static_cast<Index>(m), ni = static_cast<Index>(n);
-  if (!with_rates) {
-    w.A = Eigen::Map<const MatrixXd>(w.rows.data(), mi, ni);
-    w.b = Eigen::Map<const VectorXd>(w.rows.data() + m * n, mi);
-    return;
+/// The choice of a mode, kept per thread for the last system and mode asked.
+const Choice& cached_choice(const Nh& s, int mode) {
+  thread_local std::uint64_t owner = 0;
+  thread_local int cached = -1;
+  thread_local Choice ch;
+  if (!s.has_modes()) mode = 0;
+  if (owner != s.id || cached != mode) {
+    ch = choice_of(s, mode);
+    owner = s.id;
+    cached = mode;
   }
-  w.c = Eigen::Map<const VectorXd>(w.rows.data() + m * n + m, mi);
-  w.g = Eigen::Map<const VectorXd>(w.rows.data() + m * n + 2 * m, mi);
+  return ch;
 }
-
-/// Evaluates at (t, x): the full rates, the accelerations and the multipliers; w.in holds t, q, q', a. A singular
-/// A_D (the dependent speeds no longer follow from the rows) is a SolverError naming the time and the rows.
-void evaluate(const Nh& s, double t, const double* x, Work& w) {
-  const Compiled& c = *s.c;
-  const std::size_t n = c.n, m = s.m();
-  std::copy(x, x + n, w.xq.begin());
-  std::fill(w.xq.begin() + static_cast<std::ptrdiff_t>(n), w.xq.begin() + static_cast<std::ptrdiff_t>(2 * n), 0.0);
-  for (std::size_t k = 0; k < s.ni(); ++k) w.xq[n + s.indep[k]] = x[n + k];
-  Scratch& sc = scratch(c);
-  w.in = fill(c, sc, t, w.xq.data(), 0.0);
-  read_rows(s, w, false);
-  const auto mi = static_cast<Index>(m), ni = static_cast<Index>(n);
-  w.AD.resize(mi, mi);
-  w.AI.resize(mi, static_cast<Index>(s.ni()));
-  for (std::size_t k = 0; k < m; ++k) w.AD.col(static_cast<Index>(k)) = w.A.col(static_cast<Index>(s.dep[k]));
-  for (std::size_t k = 0; k < s.ni(); ++k) w.AI.col(static_cast<Index>(k)) = w.A.col(static_cast<Index>(s.indep[k]));
-  w.luD.compute(w.AD);
-  w.det = w.luD.determinant() / std::pow(w.A.norm(), static_cast<double>(m));
-  // How far A_D is from singular, relative to the rows' scale: sigma_min(A_D) / |A|_F (1 for a 1 x 1 A_D = A).
-  const double rc = Eigen::JacobiSVD<MatrixXd>(w.AD).singularValues().minCoeff() / w.A.norm();
-  if (!(rc > kSingularDependent)) throw SolverError(singular_message(s, t, rc));
-  VectorXd u(static_cast<Index>(s.ni()));
-  for (std::size_t k = 0; k < s.ni(); ++k) u(static_cast<Index>(k)) = x[n + k];
-  const VectorXd qdD = -w.luD.solve(w.AI * u + w.b);
-  w.qd = VectorXd::Zero(ni);
-  for (std::size_t k = 0; k < s.ni(); ++k) w.qd(static_cast<Index>(s.indep[k])) = u(static_cast<Index>(k));
-  for (std::size_t k = 0; k < m; ++k) w.qd(static_cast<Index>(s.dep[k])) = qdD(static_cast<Index>(k));
-  for (std::size_t i = 0; i < n; ++i) w.in[1 + n + i] = w.qd(static_cast<Index>(i));
-  read_rows(s, w, true);
-  c.dyn(w.in, sc.dyn.data());
-  w.K.setZero(ni + mi, ni + mi);
-  w.K.topLeftCorner(ni, ni) = Eigen::Map<const MatrixXd>(sc.dyn.data(), ni, ni);
-  w.K.topRightCorner(ni, mi) = -w.A.transpose();
-  w.K.bottomLeftCorner(mi, ni) = w.A;
-  w.rhs.resize(ni + mi);
-  w.rhs.head(ni) = Eigen::Map<const VectorXd>(sc.dyn.data() + n * n, ni);
-  w.rhs.tail(mi) = -w.c;
-  w.luK.compute(w.K);
-  w.sol = w.luK.solve(w.rhs);
-  w.a = w.sol.head(ni);
-  w.lambda = w.sol.tail(mi);
-  for (std::size_t i = 0; i < n; ++i) w.in[c.in_a + i] = w.a(static_cast<Index>(i));
-}
-
-namespace {
 
 /// x' at the evaluated point w (evaluate first).
-void rates(const Nh& s, const double* x, const Work& w, double* xdot) {
-  (void)x;
+void rates(const Nh& s, const Choice& ch, const Work& w, double* xdot) {
   const Compiled& c = *s.c;
   const std::size_t n = c.n;
   for (std::size_t i = 0; i < n; ++i) xdot[i] = w.qd(static_cast<Index>(i));
-  for (std::size_t k = 0; k < s.ni(); ++k) xdot[n + k] = w.a(static_cast<Index>(s.indep[k]));
+  for (std::size_t k = 0; k < s.ni(); ++k) xdot[n + k] = w.a(static_cast<Index>(ch.indep[k]));
   if (c.n_extra) c.extra(w.in, xdot + n + s.ni());
   // W_C' = (A^T lambda).q' = lambda.(A q') = -lambda.b: zero for scleronomic rows.
   xdot[n + s.ni() + c.n_extra] = -w.lambda.dot(w.b);
@@ -124,9 +44,9 @@ void rates(const Nh& s, const double* x, const Work& w, double* xdot) {
 /// The exact Jacobian dx'/dx (N x N) and dx'/dF of a generalized force F added to Q (N x n), by implicit
 /// differentiation of the rows and of the saddle-point system at the evaluated point w; with `da`, the
 /// accelerations' derivatives [da/dx, da/dF] (n x (N + n)).
-void jacobians(const Nh& s, Work& w, MatrixXd& J, MatrixXd& B, MatrixXd* da = nullptr) {
+void jacobians(const Nh& s, const Choice& ch, Work& w, MatrixXd& J, MatrixXd& B, MatrixXd* da = nullptr) {
   const Compiled& c = *s.c;
-  const std::size_t n = c.n, m = s.m(), nI = s.ni(), E = c.n_extra, N = s.size();
+  const std::size_t n = c.n, m = s.m(), nI = s.ni(), nd = ch.dep.size(), E = c.n_extra, N = s.size();
   const auto ni = static_cast<Index>(n), mi = static_cast<Index>(m), Ni = static_cast<Index>(N);
   Scratch& sc = scratch(c);
   c.jac(w.in, sc.jac.data());
@@ -146,25 +66,25 @@ void jacobians(const Nh& s, Work& w, MatrixXd& J, MatrixXd& B, MatrixXd* da = nu
   // dq/dx and dq'/dx (n x N).
   MatrixXd Dq = MatrixXd::Zero(ni, Ni), Dqd = MatrixXd::Zero(ni, Ni);
   Dq.leftCols(ni).setIdentity();
-  const MatrixXd dD_dq = -w.luD.solve(drdq), dD_du = -w.luD.solve(w.AI);
-  for (std::size_t k = 0; k < nI; ++k) Dqd(static_cast<Index>(s.indep[k]), static_cast<Index>(n + k)) = 1.0;
-  for (std::size_t k = 0; k < m; ++k) {
-    Dqd.row(static_cast<Index>(s.dep[k])).head(ni) = dD_dq.row(static_cast<Index>(k));
-    Dqd.row(static_cast<Index>(s.dep[k])).segment(ni, static_cast<Index>(nI)) = dD_du.row(static_cast<Index>(k));
+  const MatrixXd dD_dq = -w.solve_D(drdq), dD_du = -w.solve_D(w.AI);
+  for (std::size_t k = 0; k < nI; ++k) Dqd(static_cast<Index>(ch.indep[k]), static_cast<Index>(n + k)) = 1.0;
+  for (std::size_t k = 0; k < nd; ++k) {
+    Dqd.row(static_cast<Index>(ch.dep[k])).head(ni) = dD_dq.row(static_cast<Index>(k));
+    Dqd.row(static_cast<Index>(ch.dep[k])).segment(ni, static_cast<Index>(nI)) = dD_du.row(static_cast<Index>(k));
   }
   MatrixXd rhs(ni + mi, Ni + ni);
   rhs.topLeftCorner(ni, Ni) = -(dRdq - dAtl) * Dq - dRdqd * Dqd;
   rhs.bottomLeftCorner(mi, Ni) = -(dcdq + dAa) * Dq - dcdqd * Dqd;
   rhs.topRightCorner(ni, ni).setIdentity();
   rhs.bottomRightCorner(mi, ni).setZero();
-  const MatrixXd sol = w.luK.solve(rhs);
+  const MatrixXd sol = w.solve_K(rhs);
   if (da) *da = sol.topRows(ni);
   J.setZero(Ni, Ni);
   B.setZero(Ni, ni);
   J.topRows(ni) = Dqd;
   for (std::size_t k = 0; k < nI; ++k) {
-    J.row(static_cast<Index>(n + k)) = sol.row(static_cast<Index>(s.indep[k])).head(Ni);
-    B.row(static_cast<Index>(n + k)) = sol.row(static_cast<Index>(s.indep[k])).tail(ni);
+    J.row(static_cast<Index>(n + k)) = sol.row(static_cast<Index>(ch.indep[k])).head(Ni);
+    B.row(static_cast<Index>(n + k)) = sol.row(static_cast<Index>(ch.indep[k])).tail(ni);
   }
   // The extra states of rs_extra: rows after R in rs_jac, columns q then q'.
   const std::size_t e0 = n + nI;
@@ -200,6 +120,14 @@ RuntimeOutputList<Context> nh_outputs(const Nh& s) {
     out.add({"der_" + c.coordinates[d], c.units[d].empty() ? "1/s" : c.units[d] + "/s",
              "rate of " + c.coordinates[d] + " (dependent: from the constraint rows)"},
             [d](const C& o) { return o.w.qd(static_cast<Index>(d)); });
+  // The rates of the coordinates independent at the start: their state columns der_NAME are the slots of the
+  // mode's independent speeds, which a re-choice gives to other coordinates; rate_NAME keeps its coordinate.
+  if (s.has_modes())
+    for (const std::size_t i : s.indep)
+      out.add({"rate_" + c.coordinates[i], c.units[i].empty() ? "1/s" : c.units[i] + "/s",
+               "rate of " + c.coordinates[i] + " in every mode (its state column der_" + c.coordinates[i] +
+                   " holds it while the start's dependent speeds last)"},
+              [i](const C& o) { return o.w.qd(static_cast<Index>(i)); });
   for (std::size_t k = 0; k < s.m(); ++k) {
     const Row& r = s.rows[k];
     const auto lam = [k](const C& o) { return o.w.lambda(static_cast<Index>(k)); };
@@ -233,9 +161,14 @@ RuntimeOutputList<Context> nh_outputs(const Nh& s) {
 class NhSummarizer : public Summarizer {
  public:
   NhSummarizer(const Nh& s, std::size_t balance, std::vector<std::size_t> positions)
-      : n_(s.c->n), balance_(balance), positions_(std::move(positions)), dependent_(s.dependent_text),
+      : s_(s), n_(s.c->n), balance_(balance), positions_(std::move(positions)), dependent_(s.dependent_text),
         integrability_(s.integrability), integrability_text_(s.integrability_text),
         first_energy_state_(s.c->n + s.ni()), size_(s.size()) {}
+  void on_event(double, const std::string& kind, int before, int after, const double*) override {
+    if (kind != kRechooseWitness || before == after) return;
+    ++changes_;
+    dependent_ = rate_list(s_, choice_of(s_, after).dep);
+  }
   void on_tolerances(double rtol, double atol, bool) override {
     rtol_ = rtol;
     atol_ = atol;
@@ -266,7 +199,10 @@ class NhSummarizer : public Summarizer {
                                {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
                                {"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
                                 "largest drift, relative to the largest |T| + |V| + |W_Q| + |P| + |W_C|", false},
-                               {"dependent_speeds", 0, dependent_, "", "dependent speeds (from the constraint rows)", false},
+                               {"dependent_speeds", 0, dependent_, "", "dependent speeds at the end (from the constraint rows)", false},
+                               {"dependent_speeds_start", 0, s_.dependent_text, "", "dependent speeds at the start", false},
+                               {"dependent_speed_changes", static_cast<double>(changes_), "", "",
+                                "times the dependent speeds were chosen again", true},
                                {"constraint_integrability", 0, integrability_, "", integrability_text_, false}};
     if (!positions_.empty()) {
       v.push_back({"position_residual_max", worst_, "", "", "largest |g| of the position-level rows", false});
@@ -277,7 +213,8 @@ class NhSummarizer : public Summarizer {
 
  private:
   double limit() const { return 1e4 * (rtol_ * std::max(1.0, qscale_) + atol_); }
-  std::size_t n_, balance_;
+  const Nh& s_;  // the system's, which outlives its run's summarizer
+  std::size_t n_, balance_, changes_ = 0;
   std::vector<std::size_t> positions_;
   std::string dependent_, integrability_, integrability_text_;
   bool have_ = false;
@@ -294,7 +231,9 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
     for (std::size_t i = 0; i < c.n; ++i) states_.push_back({c.coordinates[i], c.units[i], "generalized coordinate"});
     for (const std::size_t i : s_.indep)
       states_.push_back(Signal{"der_" + c.coordinates[i], c.units[i].empty() ? "1/s" : c.units[i] + "/s",
-                               "rate of " + c.coordinates[i] + " (an independent speed)"}
+                               "rate of " + c.coordinates[i] + " (an independent speed; after a re-choice of the "
+                               "dependent speeds, the mode's independent speed in this slot: see rate_" +
+                               c.coordinates[i] + ")"}
                             .as(Role::Rate));
     add_extra_states(c, states_);
     states_.push_back(Signal{"work_constraints", "J", "work done by the constraint forces A^T lambda since the start "
@@ -314,8 +253,11 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
     // The orientation charts' witnesses: a SolverError before gimbal lock (lagrangian_internal.hpp).
     for (auto& w : chart_witnesses(c)) witnesses_.push_back(std::move(w));
     for (const std::size_t k : normals_) witnesses_.push_back({"lift_off_" + s_.rows[k].contact, -1, true});
-    // det(A_D) changes sign where the dependent speeds stop following from the rows: the run stops there.
-    witnesses_.push_back({kSingularWitness, 0, true});
+    // det(A_D) changes sign where the dependent speeds stop following from the rows: the run stops there (a square
+    // A_D: rows without redundancy), unless the speeds were chosen again before, where A_D's conditioning fell below
+    // tau (the modes).
+    if (!s_.redundant()) witnesses_.push_back({kSingularWitness, 0, true});
+    if (s_.has_modes()) witnesses_.push_back({kRechooseWitness, -1, false});
     for (std::size_t i = 0; i < c.n; ++i)
       inputs_.push_back({"force_" + c.coordinates[i], "generalized force",
                          "generalized force added to Q of " + c.coordinates[i] + " (0 in a run; a linearisation's input)"});
@@ -325,38 +267,53 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
-  void rhs(double t, const double* x, int, double* xdot) const override {
+  // The modes: a choice of dependent speeds, as the bit set of the coordinates whose role differs from the start's
+  // choice (mode 0; docs/nonholonomic.md).
+  bool has_modes() const override { return s_.has_modes(); }
+  int largest_mode() const override { return s_.has_modes() ? static_cast<int>((1u << s_.c->n) - 1) : 0; }
+  std::string mode_name(int mode) const override { return rate_list(s_, cached_choice(s_, mode).dep) + " dependent"; }
+  void rhs(double t, const double* x, int mode, double* xdot) const override {
     Work& w = work(s_);
-    evaluate(s_, t, x, w);
-    rates(s_, x, w, xdot);
+    const Choice& ch = cached_choice(s_, mode);
+    evaluate(s_, ch, t, x, w);
+    rates(s_, ch, w, xdot);
   }
-  bool jacobian(double t, const double* x, int, double* J) const override {
+  bool jacobian(double t, const double* x, int mode, double* J) const override {
     Work& w = work(s_);
-    evaluate(s_, t, x, w);
+    const Choice& ch = cached_choice(s_, mode);
+    evaluate(s_, ch, t, x, w);
     MatrixXd Jm, B;
-    jacobians(s_, w, Jm, B);
+    jacobians(s_, ch, w, Jm, B);
     std::copy(Jm.data(), Jm.data() + Jm.size(), J);
     return true;
   }
   std::vector<Witness> witnesses(int) const override { return witnesses_; }
   std::size_t witness_count(int) const override { return witnesses_.size(); }
-  void witness_values(double t, const double* x, int, double* g) const override {
+  void witness_values(double t, const double* x, int mode, double* g) const override {
     Work& w = work(s_);
-    evaluate(s_, t, x, w);
+    evaluate(s_, cached_choice(s_, mode), t, x, w);
     if (s_.c->n_events) s_.c->witnesses(w.in, g);
     const std::size_t k0 = s_.c->n_events + s_.c->charts.size();
     chart_values(*s_.c, t, x, g + s_.c->n_events);
     for (std::size_t j = 0; j < normals_.size(); ++j) g[k0 + j] = w.lambda(static_cast<Index>(normals_[j]));
-    g[k0 + normals_.size()] = w.det;
+    std::size_t k = k0 + normals_.size();
+    if (!s_.redundant()) g[k++] = w.det;
+    if (s_.has_modes()) g[k] = w.cond - s_.tau;
   }
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
-    if (witness == kSingularWitness) throw SolverError(singular_message(s_, t, 0.0));
+    if (witness == kSingularWitness) {
+      Work& w = work(s_);
+      const Choice& ch = cached_choice(s_, mode);
+      evaluate(s_, ch, t, x, w);
+      throw SolverError(singular_message(s_, ch, t, w.cond, conditioning(w.A, best_choice(w.A, ch.dep.size()))));
+    }
+    if (witness == kRechooseWitness) return rechoose(t, x, mode);
     if (is_chart_witness(*s_.c, witness)) chart_singular(*s_.c, witness, t);
     return WitnessSystem::on_event(t, x, mode, witness, dir);
   }
-  void compute_outputs(double t, const double* x, int, double* y) const override {
+  void compute_outputs(double t, const double* x, int mode, double* y) const override {
     Work& w = work(s_);
-    evaluate(s_, t, x, w);
+    evaluate(s_, cached_choice(s_, mode), t, x, w);
     double e[3];
     s_.c->energy(w.in, e);
     Context o{s_, w};
@@ -370,9 +327,9 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
     o.balance -= x[k];
     list_.compute(o, y);
   }
-  bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
+  bool energy_ledger(double t, const double* x, int mode, EnergyLedger& e) const override {
     double* y = output_buffer(list_.size());
-    compute_outputs(t, x, 0, y);
+    compute_outputs(t, x, mode, y);
     e.energy = y[balance_];
     e.dissipated = 0;
     e.scale = std::abs(y[0]) + std::abs(y[1]);
@@ -391,9 +348,10 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
     for (std::size_t i = 0; i < N; ++i) xv[i] = x[i].value();
     Work& w = work(s_);
     evaluate(s_, 0.0, xv.data(), w);
-    rates(s_, xv.data(), w, f.data());
+    const Choice start{s_.dep, s_.indep};
+    rates(s_, start, w, f.data());
     MatrixXd J, B;
-    jacobians(s_, w, J, B);
+    jacobians(s_, start, w, J, B);
     for (std::size_t i = 0; i < N; ++i) {
       VectorXd dv = VectorXd::Zero(x[0].derivatives().size());
       for (std::size_t j = 0; j < N; ++j)
@@ -421,6 +379,24 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
   }
 
  private:
+  /// The dependent speeds chosen again at (t, x): the best-conditioned choice, the new independent speeds read from
+  /// the full rates of the old choice (the motion is continuous), the mode that names it; the integrator restarts.
+  EventOutcome rechoose(double t, double* x, int mode) const {
+    Work& w = work(s_);
+    const Choice& old = cached_choice(s_, mode);
+    evaluate(s_, old, t, x, w);
+    const std::vector<std::size_t> dep = best_choice(w.A, old.dep.size());
+    EventOutcome out;
+    out.kind = kRechooseWitness;
+    out.new_mode = mode;
+    // No better choice (the rows themselves lose rank): the mode is kept, and the run stops where A_D is singular.
+    if (!(conditioning(w.A, dep) > w.cond)) return out;
+    out.new_mode = mode_of(s_, dep);
+    const Choice& ch = cached_choice(s_, out.new_mode);
+    for (std::size_t k = 0; k < ch.indep.size(); ++k) x[s_.c->n + k] = w.qd(static_cast<Index>(ch.indep[k]));
+    out.state_changed = true;
+    return out;
+  }
   Nh s_;
   std::vector<double> x0_;
   RuntimeOutputList<Context> list_;
@@ -440,7 +416,7 @@ void NonholonomicSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
   Work& w = work(s_);
   evaluate(s_, 0.0, xv.data(), w);
   MatrixXd J, B, Da;
-  jacobians(s_, w, J, B, &Da);
+  jacobians(s_, Choice{s_.dep, s_.indep}, w, J, B, &Da);
   // dx/dseed, dF/dseed; dq'/dseed and da/dseed from the implicit differentiation (exact): the user's outputs are
   // differentiated through their Jacobian kernel; the built-in ones (energies, multipliers, residuals) by forward
   // differences of their exact values, as the smooth form does.
@@ -484,6 +460,8 @@ void NonholonomicSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
 }  // namespace
 
 std::unique_ptr<HybridSystem> make_system(Nh s, std::vector<double> x0) {
+  static std::atomic<std::uint64_t> systems{0};
+  s.id = ++systems;
   return std::make_unique<NonholonomicSystem>(std::move(s), std::move(x0));
 }
 

@@ -17,40 +17,6 @@ using namespace nh;
 /// The key a row's message points at: its own, where the scenario has it.
 std::string row_key(const Scenario& sc, const Row& r) { return sc.values.count(r.source) ? r.source : "model"; }
 
-/// The dependent coordinates: a column-pivoted QR of A (Gram-Schmidt with pivoting) that takes the columns of
-/// coordinates whose rate the scenario does not give first. Fails when the rows are dependent.
-std::vector<std::size_t> choose_dependent(const Scenario& sc, const Nh& s, const MatrixXd& A,
-                                          const std::vector<bool>& rate_given) {
-  const std::size_t m = s.m(), n = s.c->n;
-  MatrixXd R = A;  // columns deflated as they are chosen
-  const double scale = std::max(A.cwiseAbs().maxCoeff(), 1e-300);
-  std::vector<std::size_t> dep;
-  std::vector<bool> taken(n, false);
-  for (std::size_t step = 0; step < m; ++step) {
-    std::size_t best = n;
-    for (const bool given : {false, true}) {
-      double norm = 0;
-      for (std::size_t j = 0; j < n; ++j)
-        if (!taken[j] && rate_given[j] == given && R.col(static_cast<Index>(j)).norm() > std::max(norm, 1e-9 * scale)) {
-          norm = R.col(static_cast<Index>(j)).norm();
-          best = j;
-        }
-      if (best < n) break;
-    }
-    if (best == n) {
-      std::ostringstream os;
-      os << "the constraint rows are dependent at the initial state: " << m << " rows of rank " << step << " (A = d r/d der(q) "
-         << "has fewer independent rows than rows); remove a redundant constraint";
-      sc.fail(row_key(sc, s.rows[m - 1]), os.str());
-    }
-    taken[best] = true;
-    dep.push_back(best);
-    const VectorXd e = R.col(static_cast<Index>(best)).normalized();
-    R -= e * (e.transpose() * R);
-  }
-  return dep;
-}
-
 /// Integrability of scleronomic rows A(q) q' = 0: ker A is involutive iff N^T W_k N = 0 for every row k, with
 /// W_k(i, j) = dA_kj/dq_i - dA_ki/dq_j and N a basis of ker A, tested at random points near the start.
 std::pair<std::string, std::string> integrability(const Nh& s, const std::vector<double>& q0) {
@@ -82,7 +48,7 @@ std::pair<std::string, std::string> integrability(const Nh& s, const std::vector
     if (!w.A.allFinite()) continue;
     s.jac_k(w.in, w.jac.data());
     Eigen::JacobiSVD<MatrixXd> svd(w.A, Eigen::ComputeFullV);
-    const MatrixXd N = svd.matrixV().rightCols(static_cast<Index>(n - m));
+    const MatrixXd N = svd.matrixV().rightCols(static_cast<Index>(n - s.rank));
     double worst = 0, wscale = Ascale;
     for (std::size_t k = 0; k < m; ++k) {
       MatrixXd W(static_cast<Index>(n), static_cast<Index>(n));
@@ -115,26 +81,48 @@ std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled
   s.rows_k = c->lib->get(NonholonomicKernels::rows);
   s.jac_k = c->lib->get(NonholonomicKernels::jac);
   const std::size_t n = c->n, m = s.m();
-  if (m >= n)
-    sc.fail(row_key(sc, s.rows.back()), "the model has " + std::to_string(m) + " constraint rows and " + std::to_string(n) +
-                                            " coordinates: at least one coordinate must stay free");
   // A, b at the start (they do not depend on the rates).
   Work& w = work(s);
   w.in = fill(*c, scratch(*c), 0.0, x0.data(), 0.0);
   read_rows(s, w, false);
   if (!w.A.allFinite() || !w.b.allFinite())
     sc.fail(row_key(sc, s.rows.front()), "the constraint rows are not finite at the initial state");
-  s.dep = choose_dependent(sc, s, w.A, rate_given);
+  // The dependent coordinates: a pivoted QR taking first the coordinates whose rate the scenario does not give, as
+  // many as A's rank (redundant rows that agree are kept: the multipliers are then the minimum-norm ones).
+  std::vector<bool> prefer_dependent(n);
+  for (std::size_t i = 0; i < n; ++i) prefer_dependent[i] = !rate_given[i];
+  s.dep = pivoted_choice(w.A, prefer_dependent);
+  s.rank = s.dep.size();
+  if (s.rank >= n)
+    sc.fail(row_key(sc, s.rows.back()), "the model has " + std::to_string(s.rank) + " independent constraint rows and " +
+                                            std::to_string(n) + " coordinates: at least one coordinate must stay free");
+  if (s.rank < m) {
+    // Redundant rows must agree: some rate satisfies every row (the least-squares residual of A q' = -b is zero).
+    const VectorXd qd = w.A.completeOrthogonalDecomposition().solve(VectorXd(-w.b));
+    const VectorXd r = w.A * qd + w.b;
+    const double rscale = 1.0 + (w.A.cwiseAbs() * qd.cwiseAbs()).maxCoeff() + w.b.cwiseAbs().maxCoeff();
+    Index worst = 0;
+    if (r.cwiseAbs().maxCoeff(&worst) > 1e-9 * rscale) {
+      std::ostringstream os;
+      os.precision(10);
+      os << "the constraint rows contradict each other at the initial state: " << m << " rows of rank " << s.rank
+         << ", and no rate satisfies them all (constraint " << s.rows[static_cast<std::size_t>(worst)].name
+         << " keeps the residual " << r(worst) << " with the rates closest to satisfying every row; allowed |r| <= "
+         << 1e-9 * rscale << "); remove or correct one of them";
+      sc.fail(row_key(sc, s.rows[static_cast<std::size_t>(worst)]), os.str());
+    }
+  }
   std::vector<bool> is_dep(n, false);
   for (const std::size_t d : s.dep) is_dep[d] = true;
   for (std::size_t i = 0; i < n; ++i)
     if (!is_dep[i]) s.indep.push_back(i);
-  for (std::size_t k = 0; k < m; ++k)
-    s.dependent_text += std::string(k ? ", " : "") + "der_" + c->coordinates[s.dep[k]];
+  s.dependent_text = rate_list(s, s.dep);
   // The dependent rates from the independent ones; a given dependent rate must agree.
   std::vector<double> x(n + s.ni() + c->n_extra + 1, 0.0);
   std::copy(x0.begin(), x0.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
   for (std::size_t k = 0; k < s.ni(); ++k) x[n + k] = x0[n + s.indep[k]];
+  // The re-choice threshold: a tenth of the start's conditioning (1 for a single row's own column).
+  s.tau = kRechoose * conditioning(w.A, s.dep);
   evaluate(s, 0.0, x.data(), w);
   VectorXd given(static_cast<Index>(n));
   for (std::size_t i = 0; i < n; ++i) given(static_cast<Index>(i)) = rate_given[i] ? x0[n + i] : w.qd(static_cast<Index>(i));
