@@ -123,7 +123,7 @@ TEST_CASE("nonholonomic re-choice: the sleigh turns through theta = pi/2 four ti
   CHECK(r.item("dependent_speeds_start")->text == "der_y");
 }
 
-TEST_CASE("nonholonomic re-choice: a constraint written twice gives the same motion; its multipliers split equally") {
+TEST_CASE("nonholonomic re-choice: a constraint written twice gives the same motion, its multipliers split equally") {
   const Sleigh shipped{1.0, 0.05, 0.2, 0.5, 1.0};
   const test::Run once = test::run_text(sleigh_text());
   const test::Run twice = test::run_text(twice_text("1"));
@@ -172,6 +172,42 @@ TEST_CASE("nonholonomic re-choice: the redundant sleigh also turns through theta
   REQUIRE(r.result.completed());
   check_closed_form(r, kTurning);
   CHECK(r.summary("dependent_speed_changes") == 17);
+}
+
+TEST_CASE("nonholonomic re-choice: the exact Jacobian in every mode and with a redundant row equals central differences") {
+  // States: x, y, theta, the two independent speeds' slots, work_constraints. Mode 0: der_y dependent (the slots hold
+  // der_x, der_theta); mode 3: der_x dependent (they hold der_y, der_theta).
+  for (const std::string& text : {sleigh_text(), twice_text("1")}) {
+    const auto sys = build_system(load_scenario_text(text, "sleigh.toml", {}));
+    const auto* ode = facet<OdeSystem>(*sys);
+    REQUIRE(ode);
+    REQUIRE(sys->size() == 6);
+    for (const int mode : {0, 3}) {
+      CAPTURE(mode);
+      const std::vector<double> x{0.2, -0.1, mode == 0 ? 0.3 : 1.3, 0.7, 0.4, 0.0};
+      const std::size_t N = x.size();
+      std::vector<double> J(N * N), fp(N), fm(N);
+      REQUIRE(ode->jacobian(0.0, x.data(), mode, J.data()));
+      double worst = 0;
+      for (std::size_t j = 0; j < N; ++j) {
+        std::vector<double> xp = x, xm = x;
+        xp[j] += 1e-6;
+        xm[j] -= 1e-6;
+        ode->rhs(0.0, xp.data(), mode, fp.data());
+        ode->rhs(0.0, xm.data(), mode, fm.data());
+        for (std::size_t i = 0; i < N; ++i) worst = std::max(worst, std::abs(J[i + N * j] - (fp[i] - fm[i]) / 2e-6));
+      }
+      CAPTURE(worst);
+      CHECK(worst <= 1e-7);
+      // In mode 3 the first slot is der_y: x' = der_y / tan(theta) (the row), y' = der_y.
+      std::vector<double> f(N);
+      ode->rhs(0.0, x.data(), mode, f.data());
+      if (mode == 3) {
+        CHECK(std::abs(f[0] - 0.7 / std::tan(1.3)) <= 1e-14);
+        CHECK(std::abs(f[1] - 0.7) <= 1e-15);
+      }
+    }
+  }
 }
 
 TEST_CASE("nonholonomic re-choice: rows that contradict each other are an input error naming the residual") {
