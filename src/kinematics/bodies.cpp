@@ -27,8 +27,8 @@ void RigidBody::add_inertia_forces(const Symbols& s, std::vector<ex>& F) const {
   const Vec3 moment = add(mul(inertia, s.rate(w)), cross(w, Iw));
   const Vec3 force = scale(mass, acc);
   for (std::size_t i = 0; i < s.qd.size(); ++i) {
-    const auto& x = GiNaC::ex_to<GiNaC::symbol>(s.qd[i]);
-    const Vec3 dv{v[0].diff(x), v[1].diff(x), v[2].diff(x)}, dw{w[0].diff(x), w[1].diff(x), w[2].diff(x)};
+    const ex& x = s.qd[i];
+    const Vec3 dv{s.d(v[0], x), s.d(v[1], x), s.d(v[2], x)}, dw{s.d(w[0], x), s.d(w[1], x), s.d(w[2], x)};
     F[i] += dot(dv, force) + dot(dw, moment);
   }
 }

@@ -67,10 +67,10 @@ Vec3 skew_vector(const Mat3& m) {
 }
 
 ex Symbols::rate(const ex& e) const {
-  ex r = e.diff(GiNaC::ex_to<GiNaC::symbol>(t));
+  ex r = d(e, t);
   for (std::size_t i = 0; i < q.size(); ++i) {
-    r += e.diff(GiNaC::ex_to<GiNaC::symbol>(q[i])) * qd[i];
-    r += e.diff(GiNaC::ex_to<GiNaC::symbol>(qd[i])) * a[i];
+    r += d(e, q[i]) * qd[i];
+    r += d(e, qd[i]) * a[i];
   }
   return r;
 }

@@ -6,16 +6,21 @@ namespace rollsim::symbolic {
 
 using GiNaC::ex;
 
-bool linear_in_rates(const LagrangeModel& m, const ex& e) {
+bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const ex& e) {
   for (const auto& x : m.qd) {
-    const ex dx = d(e, x);
+    const ex dx = D(e, x);
     for (const auto& y : m.qd)
-      if (!d(dx, y).normal().is_zero()) return false;
+      if (!D(dx, y).normal().is_zero()) return false;
   }
   return true;
 }
 
-void append_nonholonomic_kernels(const LagrangeModel& m, std::vector<Kernel>& kernels) {
+bool linear_in_rates(const LagrangeModel& m, const ex& e) {
+  Differentiator D;
+  return linear_in_rates(D, m, e);
+}
+
+void append_nonholonomic_kernels(Differentiator& D, const LagrangeModel& m, std::vector<Kernel>& kernels) {
   const auto& rows = m.velocity_constraints;
   if (rows.empty()) return;
   const std::size_t n = m.n(), nr = rows.size();
@@ -25,27 +30,27 @@ void append_nonholonomic_kernels(const LagrangeModel& m, std::vector<Kernel>& ke
   std::vector<ex> drdq(nr * n), dbdq(nr * n), dcdq(nr * n), dcdqd(nr * n), dAdq(nr * n * n);
   for (std::size_t k = 0; k < nr; ++k) {
     const ex& r = rows[k].rate;
-    if (!linear_in_rates(m, r))
+    if (!linear_in_rates(D, m, r))
       throw std::invalid_argument("the velocity constraint row " + rows[k].name + " (" + rows[k].source +
                                   ") is not linear in the rates der(q)");
     b[k] = r.subs(no_rates);
-    c[k] = d(r, m.t);
+    c[k] = D(r, m.t);
     for (std::size_t j = 0; j < n; ++j) {
-      A[k + nr * j] = d(r, m.qd[j]);
-      c[k] += d(r, m.q[j]) * m.qd[j];
+      A[k + nr * j] = D(r, m.qd[j]);
+      c[k] += D(r, m.q[j]) * m.qd[j];
     }
     if (rows[k].position) {
       g[k] = *rows[k].position;
-      for (std::size_t j = 0; j < n; ++j) G[k + nr * j] = d(g[k], m.q[j]);
+      for (std::size_t j = 0; j < n; ++j) G[k + nr * j] = D(g[k], m.q[j]);
     } else {
       g[k] = 0;
     }
     for (std::size_t j = 0; j < n; ++j) {
-      drdq[k + nr * j] = d(r, m.q[j]);
-      dbdq[k + nr * j] = d(b[k], m.q[j]);
-      dcdq[k + nr * j] = d(c[k], m.q[j]);
-      dcdqd[k + nr * j] = d(c[k], m.qd[j]);
-      for (std::size_t i = 0; i < n; ++i) dAdq[nr * n * i + k + nr * j] = d(A[k + nr * j], m.q[i]);
+      drdq[k + nr * j] = D(r, m.q[j]);
+      dbdq[k + nr * j] = D(b[k], m.q[j]);
+      dcdq[k + nr * j] = D(c[k], m.q[j]);
+      dcdqd[k + nr * j] = D(c[k], m.qd[j]);
+      for (std::size_t i = 0; i < n; ++i) dAdq[nr * n * i + k + nr * j] = D(A[k + nr * j], m.q[i]);
     }
   }
   std::vector<ex> out;

@@ -15,6 +15,7 @@
 ///   w_body = M^T w_parent_body + vee(skew(M^T M')), which is exact for an orthonormal M.
 /// Rates are total time derivatives along q' (and t).
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,7 +53,14 @@ Vec3 skew_vector(const Mat3& m);
 struct Symbols {
   ex t;
   std::vector<ex> q, qd, a;
-  static Symbols of(const symbolic::LagrangeModel& m) { return {m.t, m.q, m.qd, m.a}; }
+  /// Shared by the copies of these Symbols: a body's positions and rotations, differentiated for its velocity,
+  /// again for its acceleration and for the contacts' rows, are differentiated once per symbol.
+  std::shared_ptr<symbolic::Differentiator> diff = std::make_shared<symbolic::Differentiator>();
+  static Symbols of(const symbolic::LagrangeModel& m) {
+    return {m.t, m.q, m.qd, m.a, std::make_shared<symbolic::Differentiator>()};
+  }
+  /// de/dx for a symbol x.
+  ex d(const ex& e, const ex& x) const { return (*diff)(e, x); }
   /// de/dt + sum de/dq_i q'_i + de/dq'_i a_i.
   ex rate(const ex& e) const;
   Vec3 rate(const Vec3& v) const;

@@ -24,6 +24,7 @@
 /// (rs_contact_constraints).
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <ginac/ginac.h>
@@ -150,7 +151,24 @@ Derivation derivation_flags(const LagrangeModel& m);
 /// Derive the kernels. Throws std::invalid_argument with a message for the user.
 Derivation derive(const LagrangeModel& m);
 
-/// d e / d x for a symbol x.
+/// Differentiation by symbols that remembers the derivative of every subexpression it meets, per symbol: an
+/// expression's shared parts (a body's rotation entries, its velocity) are differentiated once however often they
+/// occur, in one expression or across the many a derivation differentiates. The result equals GiNaC's ex::diff
+/// (sum, product and power rules; a function's partial derivatives by the chain rule), without GiNaC's route for
+/// functions, which throws and catches an exception at every sin and cos it meets (GiNaC 1.8: function::derivative
+/// tries the explicit derivative first). Functions other than the elementary ones of expression.hpp and step go
+/// to ex::diff.
+class Differentiator {
+ public:
+  /// d e / d x for a symbol x.
+  GiNaC::ex operator()(const GiNaC::ex& e, const GiNaC::ex& x);
+
+ private:
+  GiNaC::ex derivative(const GiNaC::ex& e, const GiNaC::symbol& x, std::unordered_map<GiNaC::ex, GiNaC::ex>& memo);
+  std::unordered_map<GiNaC::ex, std::unordered_map<GiNaC::ex, GiNaC::ex>> memo_;  ///< by symbol, then expression
+};
+
+/// d e / d x for a symbol x (a Differentiator of its own: shared parts within e are differentiated once).
 GiNaC::ex d(const GiNaC::ex& e, const GiNaC::ex& x);
 
 }  // namespace rollsim::symbolic

@@ -33,11 +33,12 @@ struct NonholonomicKernels {
   static std::size_t jac_size(std::size_t m, std::size_t n) { return 4 * m * n + m * n * n; }
 };
 
-/// Appends the two kernels above for the model's velocity rows (nothing when it has none). Throws
-/// std::invalid_argument naming a row that is not linear in the rates.
-void append_nonholonomic_kernels(const LagrangeModel& m, std::vector<Kernel>& kernels);
+/// Appends the two kernels above for the model's velocity rows (nothing when it has none), differentiating with D
+/// (the derivation's). Throws std::invalid_argument naming a row that is not linear in the rates.
+void append_nonholonomic_kernels(Differentiator& D, const LagrangeModel& m, std::vector<Kernel>& kernels);
 
 /// Whether e is linear in the rates q' (every second derivative by two rates is zero).
 bool linear_in_rates(const LagrangeModel& m, const GiNaC::ex& e);
+bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const GiNaC::ex& e);
 
 }  // namespace rollsim::symbolic
