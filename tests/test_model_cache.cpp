@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
+#include <random>
 #include <regex>
 #include <sstream>
 
@@ -419,6 +422,132 @@ TEST_CASE("model cache: no scenario text reaches the compiler's command line or 
     CHECK((std::find(flags.begin(), flags.end(), a) != flags.end() || std::regex_match(a, temporary)));
   }
   CHECK(contains(source, "rollsim_kernels_digest"));
+}
+
+}  // namespace rollsim
+
+namespace rollsim {
+
+namespace {
+
+/// A kernel list big enough to be written in parts: a recurrence over six inputs whose every step makes new
+/// subexpressions (sums, products, powers, the C library's functions) and reuses some of every earlier step (the
+/// cosines and roots of the inputs), with outputs taken along the way; and a second kernel with a literal and an
+/// input among its outputs. Each step uses the previous one once, so the expressions' trees stay small.
+struct LongModel {
+  std::vector<GiNaC::symbol> x{GiNaC::symbol("x0"), GiNaC::symbol("x1"), GiNaC::symbol("x2"),
+                               GiNaC::symbol("x3"), GiNaC::symbol("x4"), GiNaC::symbol("x5")};
+  std::vector<symbolic::Kernel> kernels;
+  std::vector<GiNaC::ex> inputs;
+  LongModel() {
+    for (const auto& s : x) inputs.push_back(s);
+    GiNaC::ex a = x[0];
+    symbolic::Kernel k{"k_long", {}};
+    for (int i = 0; i < 80; ++i) {
+      a = GiNaC::sin(a * x[i % 6] + i) + GiNaC::cos(x[(i + 1) % 6]) * GiNaC::sqrt(1 + GiNaC::pow(x[(i + 2) % 6], 2)) +
+          (i + 1) * GiNaC::pow(x[(i + 3) % 6], 3) / (2 + GiNaC::pow(x[(i + 4) % 6], 2)) + GiNaC::exp(-GiNaC::abs(x[(i + 5) % 6]) * i);
+      if (i % 5 == 0) k.outputs.push_back(a * x[(i + 1) % 6]);
+    }
+    kernels.push_back(k);
+    kernels.push_back({"k_mixed", {GiNaC::ex(2.5), x[3], a - x[1], GiNaC::atan2(a, x[2])}});
+  }
+};
+
+std::size_t count_of(const std::string& s, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> folder_entries(const std::string& folder) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(folder)) names.push_back(e.path().filename().string());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("model cache: a kernel in parts and units gives the same doubles as in one function") {
+  FreshCache cache;
+  const LongModel m;
+  const symbolic::SplitOptions whole{1000000, 1000000}, tiny{7, 40};
+  const std::string one = symbolic::generate_source(m.kernels, m.inputs, whole);
+  const std::string split = symbolic::generate_source(m.kernels, m.inputs, tiny);
+  CHECK(count_of(one, "_part") == 0);
+  CHECK(count_of(one, "translation unit 1 of 1") == 1);
+  // The long kernel has far more than 7 statements: parts of 7, spread over several units.
+  CHECK(count_of(split, "k_long_part") > 20);
+  CHECK(count_of(split, "rollsim: next translation unit") >= 5);
+  CHECK(symbolic::library_digest("long model", whole) != symbolic::library_digest("long model", tiny));
+  auto lib_one = symbolic::CompiledKernels::load(one, "long model", whole);
+  auto lib_split = symbolic::CompiledKernels::load(split, "long model", tiny);
+  REQUIRE(lib_one);
+  REQUIRE(lib_split);
+  CHECK(lib_one->library_path() != lib_split->library_path());
+  // Nothing but the two libraries is left in the folder.
+  CHECK(folder_entries(cache.folder()).size() == 2);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  const std::size_t n_long = m.kernels[0].outputs.size();
+  std::size_t compared = 0, differing = 0;
+  double worst_vs_ginac = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<double> in(6);
+    for (auto& v : in) v = u(rng);
+    for (const auto& k : m.kernels) {
+      std::vector<double> a(k.outputs.size(), -1.0), b(k.outputs.size(), -2.0);
+      lib_one->get(k.name)(in.data(), a.data());
+      lib_split->get(k.name)(in.data(), b.data());
+      for (std::size_t i = 0; i < a.size(); ++i, ++compared) differing += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
+      if (trial == 0 && k.name == "k_long") {
+        // An independent value: GiNaC's own evaluation of the same expressions at the same point.
+        GiNaC::exmap at;
+        for (std::size_t j = 0; j < 6; ++j) at[m.x[j]] = in[j];
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          const double g = GiNaC::ex_to<GiNaC::numeric>(GiNaC::evalf(k.outputs[i].subs(at))).to_double();
+          worst_vs_ginac = std::max(worst_vs_ginac, std::abs(a[i] - g) / (1 + std::abs(g)));
+        }
+      }
+    }
+  }
+  CHECK(compared == 50 * (n_long + 4));
+  CHECK(differing == 0);
+  CHECK(worst_vs_ginac < 1e-12);
+}
+
+TEST_CASE("model cache: a translation unit that fails to compile keeps its source, names it, and leaves nothing else") {
+  FreshCache cache;
+  const LongModel m;
+  const symbolic::SplitOptions tiny{7, 40};
+  std::string source = symbolic::generate_source(m.kernels, m.inputs, tiny);
+  // The third unit is broken: it ends in text that is not C++.
+  const std::string marker = "// rollsim: next translation unit\n";
+  std::size_t third = source.find(marker);
+  REQUIRE(third != std::string::npos);
+  third = source.find(marker, third + 1);
+  REQUIRE(third != std::string::npos);
+  const std::size_t fourth = source.find(marker, third + 1);
+  REQUIRE(fourth != std::string::npos);
+  source.insert(fourth, "this is not C++ (broken_unit_zq)\n");
+  std::string message;
+  try {
+    symbolic::CompiledKernels::load(source, "broken model", tiny);
+  } catch (const symbolic::CompileError& e) {
+    message = e.what();
+  }
+  INFO(message);
+  REQUIRE(contains(message, "compiling the model failed ("));
+  CHECK(contains(message, "broken_unit_zq"));  // the compiler's message about the broken line
+  const std::string kept_label = "the generated source is kept in ";
+  const std::size_t at = message.find(kept_label);
+  REQUIRE(at != std::string::npos);
+  const std::string kept = message.substr(at + kept_label.size(), message.find(';', at) - at - kept_label.size());
+  CHECK(contains(test::read_file(kept), "this is not C++ (broken_unit_zq)"));
+  // The broken unit's source is the only file left: no other unit, object, log, library or lock.
+  const std::vector<std::string> left = folder_entries(cache.folder());
+  CHECK(left.size() == 1);
+  CHECK(std::filesystem::path(kept).filename().string() == (left.empty() ? "" : left.front()));
+  CHECK(symbolic::CompiledKernels::find("broken model", tiny) == nullptr);
 }
 
 }  // namespace rollsim

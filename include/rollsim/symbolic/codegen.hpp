@@ -1,8 +1,10 @@
 #pragma once
 /// \file Compiled evaluation of symbolic expressions: every expression list ("kernel") becomes a C++
 /// function `void NAME(const double* in, double* out)` over one input array, with every repeated
-/// subexpression computed once (the expressions' DAG is emitted node by node, each distinct node once). The
-/// source is compiled with the system's C++ compiler into a shared object, cached under
+/// subexpression computed once (the expressions' DAG is emitted node by node, each distinct node once). A long
+/// kernel is written as parts (functions of a bounded number of statements) and the functions are spread over
+/// translation units, compiled by parallel compiler processes and linked into one shared object (SplitOptions).
+/// The source is compiled with the system's C++ compiler into a shared object, cached under
 /// $XDG_CACHE_HOME/rollsim (default ~/.cache/rollsim) by a SHA-256 digest of the generator's version, the
 /// compiler command, the flags and the model's text, and loaded with dlopen.
 ///
@@ -33,9 +35,23 @@ struct Kernel {
 
 using KernelFunction = void (*)(const double* in, double* out);
 
-/// The C++ source of `kernels` over the input symbols `inputs` (in[k] is inputs[k]). Throws std::invalid_argument
-/// for an expression with a symbol not among the inputs or an operation it cannot print.
-std::string generate_source(const std::vector<Kernel>& kernels, const std::vector<GiNaC::ex>& inputs);
+/// How a source is cut up for the compiler. The C++ compiler's time and memory grow faster than linearly with the
+/// length of one straight-line function, so a kernel of more than part_statements statements is written as
+/// parts of that many, each its own function; and the functions are packed into translation units of at most
+/// unit_statements statements, compiled in parallel. The defaults come from measurements (docs/user-models.md,
+/// "The compile cache"); tests force other values. Part of the library's digest.
+struct SplitOptions {
+  std::size_t part_statements = 250;
+  std::size_t unit_statements = 2500;
+  std::string text() const;  ///< for the digest
+};
+
+/// The C++ source of `kernels` over the input symbols `inputs` (in[k] is inputs[k]), in translation units
+/// separated by a marker line that CompiledKernels::load splits at. The results are the same doubles whatever
+/// the split. Throws std::invalid_argument for an expression with a symbol not among the inputs or an operation it
+/// cannot print.
+std::string generate_source(const std::vector<Kernel>& kernels, const std::vector<GiNaC::ex>& inputs,
+                            const SplitOptions& split = {});
 
 /// A compiled and loaded set of kernels.
 class CompiledKernels {
@@ -51,10 +67,14 @@ class CompiledKernels {
   /// The library cached for the model text `key`, loaded; nullptr when there is none, or when the one there
   /// does not carry the model's digest (it is then compiled again by load). Throws IoError (exit 4) for a cache
   /// folder or library that others could have written.
-  static std::shared_ptr<CompiledKernels> find(const std::string& key);
-  /// Compile `source` into the cache under the model text `key` and load it; when a concurrent run compiled it
-  /// meanwhile, load that one (from_cache()). Throws CompileError, or IoError for an unsafe or unwritable cache.
-  static std::shared_ptr<CompiledKernels> load(const std::string& source, const std::string& key);
+  static std::shared_ptr<CompiledKernels> find(const std::string& key, const SplitOptions& split = {});
+  /// Compile `source` (generated with `split`) into the cache under the model text `key` and load it; when a
+  /// concurrent run compiled it meanwhile, load that one (from_cache()). Each translation unit is compiled by its
+  /// own compiler process, as many at once as the machine has cores, then the objects are linked; a source of one
+  /// unit is compiled and linked by one process. Throws CompileError (a unit that fails: its source kept and
+  /// named), or IoError for an unsafe or unwritable cache; no other file is left behind.
+  static std::shared_ptr<CompiledKernels> load(const std::string& source, const std::string& key,
+                                               const SplitOptions& split = {});
 
  private:
   CompiledKernels() = default;
@@ -78,10 +98,12 @@ std::string cache_directory();
 /// SHA-256 (nettle) of text, as 64 lowercase hex digits.
 std::string content_digest(const std::string& text);
 /// The digest that names the library of the model text `key` and that the library embeds: SHA-256 of the
-/// generator's version, the compiler command, the flags and `key`.
-std::string library_digest(const std::string& key);
+/// generator's version, the compiler command, the flags and their rule, the split and `key`.
+std::string library_digest(const std::string& key, const SplitOptions& split = {});
 /// Where that library is cached: cache_directory()/model-DIGEST.so.
-std::string library_path(const std::string& key);
+std::string library_path(const std::string& key, const SplitOptions& split = {});
+/// The optimisation flag for a translation unit of `statements` statements.
+const char* optimisation_flag(std::size_t statements);
 /// The text the generated source embeds (and a cached library must contain) for `digest`.
 std::string embedded_digest_text(const std::string& digest);
 
