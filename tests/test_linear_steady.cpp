@@ -323,7 +323,7 @@ z = 0.05
 [initial_rates]
 phi = %.17g
 [linear]
-ignorable = ["psi", "phi", "x", "y", "work_constraints"]
+ignorable = ["psi", "phi", "x", "y"]
 )toml",
                 spin);
   return b;
@@ -349,6 +349,16 @@ TEST_CASE("linear steady: the coin rolling upright is stable above v = sqrt(g a 
       zeros += std::abs(r.eig.values(k)) <= 1e-9;
     }
     CHECK(zeros == 2);  // der_phi (the speed) and psi' with theta: neighbouring steady motions
+    // The constraints' work, the energy ledger's state, dropped as ignorable without being listed; listing it
+    // changes nothing.
+    const auto w = std::find(r.states.names.begin(), r.states.names.end(), "work_constraints");
+    REQUIRE(w != r.states.names.end());
+    CHECK(r.states.treatment[static_cast<std::size_t>(w - r.states.names.begin())] == StateTreatment::Ignorable);
+    CHECK(r.states.method.find("the energy ledger's work_constraints without being listed") != std::string::npos);
+    const LinearResult listed = linearize_text(upright_coin(v / a), {"linear.ignorable=[\"psi\", \"phi\", \"x\", \"y\", \"work_constraints\"]"});
+    CHECK(listed.state_names == r.state_names);
+    CHECK((listed.ss.A - r.ss.A).cwiseAbs().maxCoeff() == 0.0);
+    CHECK(listed.states.method.find("without being listed") == std::string::npos);
     if (v < v_c) {
       CHECK(growth == doctest::Approx(std::sqrt(-w2)).epsilon(1e-12));
       CHECK(r.modal.counts.unstable == 1);

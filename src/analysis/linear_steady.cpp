@@ -46,6 +46,12 @@ std::vector<Eigen::Index> state_indices(const std::vector<std::string>& given, c
   return out;
 }
 
+/// The energy ledger's states, by the roles the model declares them with: the works done on the system and the
+/// energies dissipated since the start. They integrate powers; no rate depends on them.
+bool is_ledger_state(const Signal& s) {
+  return s.role == Role::InputWork || s.role == Role::ConstraintWork || s.role == Role::Dissipation;
+}
+
 double max_abs(const Eigen::MatrixXd& m) { return m.size() ? m.cwiseAbs().maxCoeff() : 0.0; }
 
 /// The rows/columns `idx` of m.
@@ -169,8 +175,19 @@ void reduce_linearization(const linear::StateSpace& full, const Eigen::MatrixXd&
   const Eigen::Index n = full.A.rows();
   R.rate = full.f0;
   R.treatment.assign(static_cast<std::size_t>(n), StateTreatment::Kept);
-  const auto ign = state_indices(opt.ignorable, R.names, "linear.ignorable", sc);
+  auto ign = state_indices(opt.ignorable, R.names, "linear.ignorable", sc);
   const auto std_ = state_indices(opt.steady, R.names, "linear.steady", sc);
+  // About a steady motion the ledger's states (a work grows along it) drop out as ignorable ones, listed or not; an
+  // equilibrium's linearisation keeps every state (their rows and columns are zero there).
+  std::vector<std::string> ledger;
+  if (!ign.empty() || !std_.empty())
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const bool listed = std::find(ign.begin(), ign.end(), j) != ign.end() ||
+                          std::find(std_.begin(), std_.end(), j) != std_.end();
+      if (!is_ledger_state(signals[static_cast<std::size_t>(j)]) || listed) continue;
+      ign.push_back(j);
+      ledger.push_back(R.names[static_cast<std::size_t>(j)]);
+    }
   for (const Eigen::Index j : std_)
     if (std::find(ign.begin(), ign.end(), j) != ign.end())
       sc.fail("linear.steady", "linear.steady: \"" + R.names[static_cast<std::size_t>(j)] +
@@ -272,6 +289,7 @@ void reduce_linearization(const linear::StateSpace& full, const Eigen::MatrixXd&
   };
   m << R.kept.size() << " of " << n << " states kept";
   if (!ign.empty()) m << "; dropped as ignorable (their columns of A zero): " << join(names_of(StateTreatment::Ignorable));
+  if (!ledger.empty()) m << " (the energy ledger's " << join(ledger) << " without being listed)";
   if (!std_.empty()) m << "; held steady (rows and columns dropped): " << join(names_of(StateTreatment::Steady));
   if (R.constraint_rows > 0)
     m << "; " << R.eliminated.size() << " eliminated by the " << R.constraint_rows

@@ -28,8 +28,7 @@ using namespace detail;
 class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
  public:
   SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()),
-        chart_signs_(chart_signs(*c_, x0_.data())) {
+      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()), charts_(c_, x0_.data()) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     for (std::size_t i = 0; i < c_->n; ++i)
@@ -47,18 +46,14 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
     return true;
   }
   // The user's events, then one witness per orientation chart (a terminal SolverError before gimbal lock).
-  std::vector<Witness> witnesses(int) const override {
-    auto v = user_witnesses(*c_);
-    for (auto& w : chart_witnesses(*c_)) v.push_back(std::move(w));
-    return v;
-  }
-  std::size_t witness_count(int) const override { return c_->n_events + c_->charts.size(); }
+  std::vector<Witness> witnesses(int) const override { return charts_.after(user_witnesses(*c_)); }
+  std::size_t witness_count(int) const override { return c_->n_events + charts_.count(); }
   void witness_values(double t, const double* x, int, double* g) const override {
     witness_eval(*c_, t, x, 0.0, g);
-    chart_values(*c_, t, x, chart_signs_, g + c_->n_events);
+    charts_.values(t, x, g + c_->n_events);
   }
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
-    if (is_chart_witness(*c_, witness)) chart_singular(*c_, witness, t);
+    charts_.on_event(witness, t);
     return WitnessSystem::on_event(t, x, mode, witness, dir);
   }
   bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
@@ -116,7 +111,7 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
   std::vector<double> x0_;
   RuntimeOutputList<OutputContext> list_;  ///< the outputs
   EnergyColumns energy_;                   ///< the ledger's columns among them
-  std::vector<double> chart_signs_;        ///< the signs of the charts' determinants at the start
+  ChartWitnesses charts_;                  ///< the orientation charts' witnesses, after the user's
   Signals states_, inputs_;
 };
 
@@ -170,7 +165,7 @@ void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
 class ContactSystem final : public FilippovSystem, public UserModel {
  public:
   ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()) {
+      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()), charts_(c_, x0_.data()) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     for (int m : {kMinus, kSliding, kPlus}) engine_count_[m + 1] = FilippovSystem::witnesses(m).size();
@@ -204,21 +199,24 @@ class ContactSystem final : public FilippovSystem, public UserModel {
   }
   std::string crossing_kind() const override { return "reversal"; }
 
+  // The engine's witnesses, the user's events, then the orientation charts' (a SolverError before gimbal lock).
   std::vector<Witness> witnesses(int mode) const override {
     auto v = FilippovSystem::witnesses(mode);
     for (auto& u : user_witnesses(*c_)) v.push_back(std::move(u));
-    return v;
+    return charts_.after(std::move(v));
   }
-  std::size_t witness_count(int mode) const override { return engine_count_[mode + 1] + c_->n_events; }
+  std::size_t witness_count(int mode) const override { return engine_count_[mode + 1] + c_->n_events + charts_.count(); }
   void witness_values(double t, const double* x, int mode, double* g) const override {
     FilippovSystem::witness_values(t, x, mode, g);
     witness_eval(*c_, t, x, sign(t, x, mode), g + engine_count_[mode + 1]);
+    charts_.values(t, x, g + engine_count_[mode + 1] + c_->n_events);
   }
   void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const override {
-    if (c_->n_events) WitnessSystem::witness_rates(t, x, xdot, mode, gdot);
+    if (c_->n_events || charts_.count()) WitnessSystem::witness_rates(t, x, xdot, mode, gdot);
     FilippovSystem::witness_rates(t, x, xdot, mode, gdot);
   }
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
+    charts_.on_event(witness, t);
     for (const auto& e : c_->events)
       if (e.name == witness) return WitnessSystem::on_event(t, x, mode, witness, dir);
     return FilippovSystem::on_event(t, x, mode, witness, dir);
@@ -268,6 +266,7 @@ class ContactSystem final : public FilippovSystem, public UserModel {
   std::vector<double> x0_;
   RuntimeOutputList<OutputContext> list_;  ///< the outputs
   EnergyColumns energy_;                   ///< the ledger's columns among them
+  ChartWitnesses charts_;                  ///< the orientation charts' witnesses, after the user's
   Signals states_;
   std::size_t engine_count_[3] = {1, 2, 1};
   std::size_t d_index_ = 0;  ///< the state dissipated_friction
@@ -279,14 +278,19 @@ class UserContactSystem final : public ContactEngine, public UserModel {
  public:
   UserContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0, std::vector<ContactSpec> specs,
                     ContactSettings settings, std::vector<std::string> constraint_names = {})
-      : c_(std::move(c)) {
+      : c_(std::move(c)), charts_(c_, x0.data()) {
     Signals base = state_signals(*c_);
     add_extra_states(*c_, base);
-    configure(c_->n, std::move(specs), std::move(base), std::move(x0), c_->user_outputs, user_witnesses(*c_), settings,
-              std::move(constraint_names));
+    // The model's witnesses: the user's events, then the orientation charts' (a SolverError before gimbal lock).
+    configure(c_->n, std::move(specs), std::move(base), std::move(x0), c_->user_outputs, charts_.after(user_witnesses(*c_)),
+              settings, std::move(constraint_names));
   }
   std::string model_name() const override { return "lagrangian"; }
   const SetupTimes& setup_times() const override { return c_->setup; }
+  EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
+    charts_.on_event(witness, t);
+    return ContactEngine::on_event(t, x, mode, witness, dir);
+  }
 
  protected:
   void mass_and_forces(double t, const double* x, double* M, double* f) const override {
@@ -349,7 +353,8 @@ class UserContactSystem final : public ContactEngine, public UserModel {
     c_->outputs(with_accelerations(t, x, a), y);
   }
   void user_witness_values(double t, const double* x, const double* a, double* g) const override {
-    c_->witnesses(with_accelerations(t, x, a), g);
+    if (c_->n_events) c_->witnesses(with_accelerations(t, x, a), g);
+    charts_.values(t, x, g + c_->n_events);
   }
 
  private:
@@ -360,203 +365,7 @@ class UserContactSystem final : public ContactEngine, public UserModel {
     return in;
   }
   std::shared_ptr<const Compiled> c_;
-};
-
-// ---- holonomic constraints (DAE) -------------------------------------------------------------------------
-
-class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, public UserModel {
- public:
-  ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), columns_(*c_, list_.signals()) {
-    states_ = state_signals(*c_);
-    for (const auto& n : c_->constraint_names)
-      states_.push_back({"lambda_" + n, "", "multiplier of constraint " + n + " (its generalized force is G^T lambda)"});
-    if (c_->has_forces)
-      states_.push_back(
-          Signal{"work_forces", "J", "work done by the generalized forces Q since the start"}.as(Role::InputWork));
-    if (c_->explicit_time)
-      states_.push_back(Signal{"work_explicit_time", "J", "integral of dL/dt (a Lagrangian with explicit time)"}.as(
-          Role::InputWork, +1));
-    states_.push_back(Signal{"work_constraints", "J",
-                             "work done by the constraint forces G^T lambda since the start ((G^T lambda).q'; nonzero "
-                             "for a moving constraint)"}
-                          .as(Role::ConstraintWork));
-  }
-  std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return c_->setup; }
-  const Signals& states() const override { return states_; }
-  const Signals& outputs() const override { return list_.signals(); }
-  void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
-  void residual(double t, const double* x, const double* xdot, int, double* r) const override {
-    const std::size_t n = c_->n;
-    Scratch& w = scratch(*c_);
-    double* in = fill_dae(w, t, x, xdot);
-    for (std::size_t i = 0; i < n; ++i) r[i] = xdot[i] - x[n + i];
-    c_->dae(in, r + n);
-    // The extra states (works): x_e' - rate_e = 0.
-    const std::size_t e0 = 2 * n + c_->nc;
-    c_->dae_extra(in, r + e0);
-    for (std::size_t e = 0; e < c_->n_dae_extra; ++e) r[e0 + e] = xdot[e0 + e] - r[e0 + e];
-  }
-  void differential_ids(double* id) const override {
-    // q, v and the works are differential, lambda algebraic.
-    for (std::size_t i = 0; i < size(); ++i) id[i] = i < 2 * c_->n || i >= 2 * c_->n + c_->nc ? 1.0 : 0.0;
-  }
-  bool residual_jacobian(double t, const double* x, const double* xdot, int, double cj, double* J) const override {
-    const std::size_t n = c_->n, nc = c_->nc, N = size(), R = n + nc;
-    Scratch& w = scratch(*c_);
-    c_->dae_jac(fill_dae(w, t, x, xdot), w.jac.data());
-    std::fill(J, J + N * N, 0.0);
-    for (std::size_t i = 0; i < n; ++i) {
-      J[i + N * i] = cj;
-      J[i + N * (n + i)] = -1.0;
-    }
-    // Blocks of rs_dae_jac, columns: q (n), v (n), lambda (nc), a (n); rows R = n + nc.
-    for (std::size_t col = 0; col < 2 * n + nc; ++col)
-      for (std::size_t r = 0; r < R; ++r) J[n + r + N * col] = w.jac[r + R * col];
-    for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t r = 0; r < R; ++r) J[n + r + N * (n + j)] += cj * w.jac[r + R * (2 * n + nc + j)];
-    // The works' rows: cj on their own column, minus their rates' derivatives by q, v and lambda.
-    const std::size_t E = c_->n_dae_extra, e0 = 2 * n + nc;
-    c_->dae_extra_jac(w.in.data(), w.out.data());
-    for (std::size_t e = 0; e < E; ++e) {
-      J[e0 + e + N * (e0 + e)] = cj;
-      for (std::size_t col = 0; col < 2 * n + nc; ++col) J[e0 + e + N * col] = -w.out[e + E * col];
-    }
-    return true;
-  }
-  void initial_derivative(double t, const double* x, int, double* xdot0) const override {
-    consistent(t, x, xdot0, nullptr);
-  }
-  std::vector<Witness> witnesses(int) const override { return user_witnesses(*c_); }
-  std::size_t witness_count(int) const override { return c_->n_events; }
-  void witness_values(double t, const double* x, int, double* g) const override {
-    if (!c_->n_events) return;
-    std::vector<double> xd(size());
-    consistent(t, x, xd.data(), nullptr);
-    Scratch& w = scratch(*c_);
-    c_->witnesses(fill_dae(w, t, x, xd.data()), g);
-  }
-  void compute_outputs(double t, const double* x, int, double* y) const override {
-    const std::size_t nc = c_->nc;
-    std::vector<double> xd(size());
-    consistent(t, x, xd.data(), nullptr);
-    Scratch& w = scratch(*c_);
-    double* in = fill_dae(w, t, x, xd.data());
-    double e[3];
-    c_->energy(in, e);
-    std::vector<double> cons(2 * nc);
-    c_->constraints(in, cons.data());
-    OutputContext o{*c_, in};
-    o.h = e[0];
-    o.T = e[1];
-    o.V = e[2];
-    o.balance = balance(e[0], x);
-    o.constraints = cons.data();
-    list_.compute(o, y);
-  }
-  std::unique_ptr<Summarizer> make_summarizer() const override {
-    return std::make_unique<ConstraintSummarizer>(columns_);
-  }
-  /// E = h - W_Q + P - W_C, conserved (the self-audit checks it); no dissipation.
-  bool energy_ledger(double t, const double* x, int, EnergyLedger& e) const override {
-    double* y = output_buffer(list_.size());
-    compute_outputs(t, x, 0, y);
-    e.energy = y[columns_.energy.balance];
-    e.dissipated = 0;
-    e.scale = std::abs(y[columns_.energy.T]) + std::abs(y[columns_.energy.V]);
-    for (std::size_t k = 2 * c_->n + c_->nc; k < size(); ++k) e.scale += std::abs(x[k]);
-    return true;
-  }
-
-  /// a and lambda consistent with (t, q, v): the residual is affine in them; solve it. Writes xdot (q' = v, v' = a)
-  /// and, if lambda is given, the multipliers.
-  void consistent(double t, const double* x, double* xdot, double* lambda) const {
-    const std::size_t n = c_->n, nc = c_->nc, R = n + nc;
-    std::vector<double> xz(x, x + size()), xdz(size(), 0.0), r0(R), jac(R * (3 * n + nc));
-    for (std::size_t k = 0; k < nc; ++k) xz[2 * n + k] = 0.0;
-    Scratch& w = scratch(*c_);
-    double* in = fill_dae(w, t, xz.data(), xdz.data());
-    c_->dae(in, r0.data());
-    c_->dae_jac(in, jac.data());
-    Eigen::MatrixXd A(R, R);
-    Eigen::VectorXd b(R);
-    for (std::size_t r = 0; r < R; ++r) {
-      b(static_cast<Eigen::Index>(r)) = -r0[r];
-      for (std::size_t j = 0; j < n; ++j) A(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j)) = jac[r + R * (2 * n + nc + j)];
-      for (std::size_t k = 0; k < nc; ++k)
-        A(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(n + k)) = jac[r + R * (2 * n + k)];
-    }
-    const Eigen::VectorXd sol = A.partialPivLu().solve(b);
-    for (std::size_t i = 0; i < n; ++i) {
-      xdot[i] = x[n + i];
-      xdot[n + i] = sol(static_cast<Eigen::Index>(i));
-    }
-    for (std::size_t k = 0; k < nc; ++k) {
-      xdot[2 * n + k] = 0.0;
-      xz[2 * n + k] = sol(static_cast<Eigen::Index>(n + k));
-      if (lambda) lambda[k] = xz[2 * n + k];
-    }
-    // The works' rates at the solved multipliers.
-    c_->dae_extra(fill_dae(w, t, xz.data(), xdot), xdot + 2 * n + nc);
-  }
-
- private:
-  /// The columns the ledger and the summary read, found by name among the outputs (output_list, their one
-  /// declaration).
-  struct Columns {
-    Columns(const Compiled& c, const Signals& outputs) : energy(outputs) {
-      for (const auto& n : c.constraint_names) constraints.push_back(signal_index(outputs, "constraint_" + n, "user model outputs"));
-    }
-    EnergyColumns energy;
-    std::vector<std::size_t> constraints;
-  };
-
-  class ConstraintSummarizer : public Summarizer {
-   public:
-    explicit ConstraintSummarizer(Columns columns) : columns_(std::move(columns)) {}
-    void on_point(double, const double*, const double* y, int) override {
-      if (!have_) {
-        e0_ = y[columns_.energy.balance];
-        have_ = true;
-      }
-      drift_ = std::max(drift_, std::abs(y[columns_.energy.balance] - e0_));
-      for (const std::size_t k : columns_.constraints) worst_ = std::max(worst_, std::abs(y[k]));
-    }
-    std::vector<SummaryItem> items() const override {
-      return {{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
-              {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance h - W_Q + P - W_C", false},
-              {"constraint_residual_max", worst_, "", "", "largest |C| over the samples and steps", false}};
-    }
-
-   private:
-    Columns columns_;
-    bool have_ = false;
-    double e0_ = 0, drift_ = 0, worst_ = 0;
-  };
-
-  /// h - W_Q + P - W_C from the extra states of x.
-  double balance(double h, const double* x) const {
-    std::size_t k = 2 * c_->n + c_->nc;
-    double b = h;
-    if (c_->has_forces) b -= x[k++];
-    if (c_->explicit_time) b += x[k++];
-    return b - x[k];
-  }
-
-  double* fill_dae(Scratch& w, double t, const double* x, const double* xdot) const {
-    const Compiled& c = *c_;
-    double* in = fill(c, w, t, x, 0.0);
-    std::copy(xdot + c.n, xdot + 2 * c.n, in + c.in_a);
-    std::copy(x + 2 * c.n, x + 2 * c.n + c.nc, in + c.in_lambda);
-    return in;
-  }
-
-  std::shared_ptr<const Compiled> c_;
-  std::vector<double> x0_;
-  RuntimeOutputList<OutputContext> list_;  ///< the outputs
-  Columns columns_;                        ///< the ledger's and the summary's columns among them
-  Signals states_;
+  ChartWitnesses charts_;  ///< the orientation charts' witnesses, after the user's
 };
 
 }  // namespace
@@ -577,15 +386,6 @@ std::unique_ptr<HybridSystem> user_contact_system(std::shared_ptr<const Compiled
                                                   std::vector<ContactSpec> specs, const ContactSettings& settings,
                                                   const std::vector<std::string>& constraint_names) {
   return std::make_unique<UserContactSystem>(std::move(c), std::move(x0), std::move(specs), settings, constraint_names);
-}
-
-std::unique_ptr<HybridSystem> constrained_system(std::shared_ptr<const Compiled> c, std::vector<double> x0) {
-  x0.resize(2 * c->n + c->nc + c->n_dae_extra, 0.0);
-  const ConstrainedUserSystem first(c, x0);
-  std::vector<double> xd(x0.size()), lam(c->nc);
-  first.consistent(0.0, x0.data(), xd.data(), lam.data());
-  for (std::size_t k = 0; k < c->nc; ++k) x0[2 * c->n + k] = lam[k];
-  return std::make_unique<ConstrainedUserSystem>(std::move(c), std::move(x0));
 }
 
 }  // namespace detail

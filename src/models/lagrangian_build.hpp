@@ -1,0 +1,66 @@
+#pragma once
+// A user model while it is built, and the steps of the build that live in their own files (private to
+// src/models/lagrangian*.cpp): lagrangian_build.cpp (the names, the expressions, the start and the system),
+// lagrangian_contacts.cpp, lagrangian_compile.cpp (outputs, events, derivation, compilation) and
+// lagrangian_checks.cpp (the checks at the initial state).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rollsim/hybrid/contacts.hpp"
+#include "rollsim/scenario/scenario.hpp"
+#include "rollsim/symbolic/lagrange.hpp"
+#include "lagrangian_internal.hpp"
+
+namespace rollsim::lagrangian::detail {
+
+/// A user model while it is built: the scenario and its reader, the symbolic model and the compiled form, and
+/// what the later steps take from the earlier ones.
+struct Build {
+  explicit Build(const Scenario& scenario) : sc(scenario), rd{scenario, {}} {}
+
+  const Scenario& sc;
+  Reader rd;
+  symbolic::LagrangeModel m;
+  std::shared_ptr<Compiled> c = std::make_shared<Compiled>();
+  std::vector<std::string> constraints;             ///< constraint names, in the file's order
+  std::vector<std::string> velocity_constraints;    ///< velocity (nonholonomic) constraint names, in the file's order
+  std::vector<std::string> contacts;                ///< contact names, in the file's order
+  std::vector<std::string> bodies;                  ///< body names, in the order of their keys
+  std::vector<CoordinateTerms> coordinate_terms;    ///< per coordinate: its start and its force
+};
+
+// ---- contacts (lagrangian_contacts.cpp) ---------------------------------------------------------------------
+
+/// Contacts: one with a given normal force and no gap is the Filippov form (has_contact); any other set goes to
+/// the contact engine (m.contacts).
+void read_contacts(Build& b);
+/// The contact engine's description of the model's contacts.
+std::vector<ContactSpec> contact_specs(const symbolic::LagrangeModel& m);
+/// The value of `e` at time 0 with the parameters' values `p` and, if `x0` is given, the coordinates and rates of
+/// x0; nothing if it depends on more than that or is not a real number.
+std::optional<double> value_of(const GiNaC::ex& e, const symbolic::LagrangeModel& m, const std::vector<double>& p,
+                               const std::vector<double>* x0);
+/// The friction coefficients of contact `key` at the initial state x0, mu as the kernels evaluate it.
+void check_friction_at_start(const Build& b, const std::string& key, double mu, const GiNaC::ex& static_mu,
+                             const std::vector<double>& x0);
+/// The contacts at the initial state: no gap below zero, no approach at zero gap, restitutions in [0, 1].
+void check_contacts_at_start(const Build& b, const std::vector<double>& x0, const ContactSettings& settings);
+
+// ---- outputs, events, derivation and compilation (lagrangian_compile.cpp) -----------------------------------
+
+void read_outputs_and_events(Build& b);
+/// Names must not collide with the built-in signals.
+void check_signal_names(const Build& b);
+/// The derivation and the compiled kernels (shared by every build of the same model text), the layout.
+void derive_and_compile(Build& b);
+
+// ---- checks at the initial state (lagrangian_checks.cpp) ----------------------------------------------------
+
+/// The mass matrix d2T/dder(q)2 must be regular at the initial state.
+void check_mass_matrix(const Build& b, const std::vector<double>& x0);
+/// The constraints at the initial state: satisfied, with their rates, and independent.
+void check_constraints_at_start(const Build& b, const std::vector<double>& x0);
+
+}  // namespace rollsim::lagrangian::detail
