@@ -550,4 +550,22 @@ TEST_CASE("model cache: a translation unit that fails to compile keeps its sourc
   CHECK(symbolic::CompiledKernels::find("broken model", tiny) == nullptr);
 }
 
+TEST_CASE("model cache: a kernel in parts with a workspace too large for the stack (on the heap) is right") {
+  // The geometric series x^5 + x^6 + ... + x^17004: each power a temporary, all used by the one sum in the last part,
+  // so about 17,000 are kept in the workspace, more than the 16,384 doubles kept on the stack. At x = 1/2 the sum
+  // is 2 (x^5 - x^17005) = 1/16 to within rounding (x^17005 underflows to 0).
+  FreshCache cache;
+  GiNaC::symbol x("x");
+  GiNaC::ex sum = 0;
+  for (int j = 5; j <= 17004; ++j) sum += GiNaC::pow(x, j);
+  const std::string source = symbolic::generate_source({{"k_series", {sum}}}, {x});
+  CHECK(contains(source, "new double["));
+  auto lib = symbolic::CompiledKernels::load(source, "series model");
+  REQUIRE(lib);
+  const double in[1] = {0.5};
+  double out[1] = {0.0};
+  lib->get("k_series")(in, out);
+  CHECK(std::abs(out[0] - 0.0625) <= 1e-15);
+}
+
 }  // namespace rollsim
