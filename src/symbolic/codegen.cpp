@@ -174,8 +174,11 @@ class Emitter {
   }
 
   /// A hash of e that does not depend on the process: GiNaC orders the terms of sums and products by hashes
-  /// that involve addresses, which differ from run to run; the emitted source orders them by this instead, so
-  /// that the same model gives the same source (and the same cached library, and the same rounding) every run.
+  /// that involve addresses, which differ from run to run; the emitted source orders them by this instead. That
+  /// does not make the source the same every run: the same addresses steer GiNaC's derivation to different but
+  /// equal expressions (the crank-and-slider's rod gives (x - r cos(theta))^2 in one process, (r cos(theta) - x)^2
+  /// in another; with address randomisation off, setarch -R, every run gives the same source), so two processes
+  /// can compile sources that round differently. The cache keeps the first one compiled.
   std::uint64_t key(const ex& e) {
     auto it = keys_.find(e);
     if (it != keys_.end()) return it->second;
