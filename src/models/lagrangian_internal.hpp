@@ -435,7 +435,8 @@ std::unique_ptr<HybridSystem> user_contact_system(std::shared_ptr<const Compiled
 std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled> c, const symbolic::LagrangeModel& m,
                                                   const Scenario& sc, const std::vector<double>& x0,
                                                   const std::vector<bool>& rate_given);
-/// The DAE's system; x0 holds q and v, and gets the multipliers consistent with them and zero extra states.
+/// The DAE's system (lagrangian_dae.cpp); x0 holds q and v, and gets the multipliers consistent with them and zero
+/// extra states.
 std::unique_ptr<HybridSystem> constrained_system(std::shared_ptr<const Compiled> c, std::vector<double> x0);
 
 }  // namespace rollsim::lagrangian::detail
