@@ -226,7 +226,8 @@ class NhSummarizer : public Summarizer {
 
 class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
  public:
-  NonholonomicSystem(Nh s, std::vector<double> x0) : s_(std::move(s)), x0_(std::move(x0)), list_(nh_outputs(s_)) {
+  NonholonomicSystem(Nh s, std::vector<double> x0)
+      : s_(std::move(s)), x0_(std::move(x0)), list_(nh_outputs(s_)), charts_(s_.c, x0_.data()) {
     const Compiled& c = *s_.c;
     for (std::size_t i = 0; i < c.n; ++i) states_.push_back({c.coordinates[i], c.units[i], "generalized coordinate"});
     for (const std::size_t i : s_.indep)
@@ -236,9 +237,7 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
                                c.coordinates[i] + ")"}
                             .as(Role::Rate));
     add_extra_states(c, states_);
-    states_.push_back(Signal{"work_constraints", "J", "work done by the constraint forces A^T lambda since the start "
-                                                      "((A^T lambda).q' = -lambda.b; nonzero for a moving constraint)"}
-                          .as(Role::ConstraintWork));
+    states_.push_back(ledger_state(LedgerState::WorkConstraints));  // (A^T lambda).q' = -lambda.b
     balance_ = list_.index("energy_balance");
     for (std::size_t k = 0; k < s_.m(); ++k) {
       const Row& r = s_.rows[k];
@@ -249,9 +248,8 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
         positions_.push_back(list_.index("constraint_" + r.name));
       }
     }
-    witnesses_ = user_witnesses(c);
-    // The orientation charts' witnesses: a SolverError before gimbal lock (lagrangian_internal.hpp).
-    for (auto& w : chart_witnesses(c)) witnesses_.push_back(std::move(w));
+    // The orientation charts' witnesses after the user's: a SolverError before gimbal lock (lagrangian_internal.hpp).
+    witnesses_ = charts_.after(user_witnesses(c));
     for (const std::size_t k : normals_) witnesses_.push_back({"lift_off_" + s_.rows[k].contact, -1, true});
     // det(A_D) changes sign where the dependent speeds stop following from the rows: the run stops there (a square
     // A_D: rows without redundancy), unless the speeds were chosen again before, where A_D's conditioning fell below
@@ -294,7 +292,7 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
     evaluate(s_, cached_choice(s_, mode), t, x, w);
     if (s_.c->n_events) s_.c->witnesses(w.in, g);
     const std::size_t k0 = s_.c->n_events + s_.c->charts.size();
-    chart_values(*s_.c, t, x, g + s_.c->n_events);
+    charts_.values(t, x, g + s_.c->n_events);
     for (std::size_t j = 0; j < normals_.size(); ++j) g[k0 + j] = w.lambda(static_cast<Index>(normals_[j]));
     std::size_t k = k0 + normals_.size();
     if (!s_.redundant()) g[k++] = w.det;
@@ -308,7 +306,7 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
       throw SolverError(singular_message(s_, ch, t, w.cond, conditioning(w.A, best_choice(w.A, ch.dep.size()))));
     }
     if (witness == kRechooseWitness) return rechoose(t, x, mode);
-    if (is_chart_witness(*s_.c, witness)) chart_singular(*s_.c, witness, t);
+    charts_.on_event(witness, t);
     return WitnessSystem::on_event(t, x, mode, witness, dir);
   }
   void compute_outputs(double t, const double* x, int mode, double* y) const override {
@@ -402,6 +400,7 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
   RuntimeOutputList<Context> list_;
   Signals states_, inputs_;
   std::vector<Witness> witnesses_;
+  ChartWitnesses charts_;  ///< the orientation charts' witnesses (signed by the start's determinants)
   std::size_t balance_ = 0;
   std::vector<std::size_t> positions_, normals_;
 };
