@@ -21,6 +21,16 @@ struct FunctionAccess : GiNaC::function {
   }
 };
 
+/// A sum's terms as GiNaC keeps them, (rest, numeric coefficient) pairs (expairseq::seq, protected, reached the
+/// same way): its derivative is the pairs (D(rest), coefficient), as GiNaC's add::derivative forms it, without
+/// building each term rest * coefficient to differentiate it.
+struct PairAccess : GiNaC::expairseq {
+  static const GiNaC::epvector& pairs(const GiNaC::expairseq& e) {
+    constexpr auto seq = &PairAccess::seq;
+    return e.*seq;
+  }
+};
+
 /// Whether the chain rule through the partial derivatives is GiNaC's derivative of f: the elementary functions
 /// have derivative functions and no explicit derivative (abs has one: it goes to ex::diff).
 bool by_chain_rule(const GiNaC::function& f) {
@@ -45,12 +55,12 @@ ex Differentiator::derivative(const ex& e, const GiNaC::symbol& x, std::unordere
   if (found != memo.end()) return found->second;
   ex r = 0;
   if (GiNaC::is_exactly_a<GiNaC::add>(e)) {
-    GiNaC::exvector terms;
-    for (std::size_t i = 0; i < e.nops(); ++i) {
-      ex t = derivative(e.op(i), x, memo);
-      if (!t.is_zero()) terms.push_back(std::move(t));
+    GiNaC::epvector terms;
+    for (const auto& pair : PairAccess::pairs(GiNaC::ex_to<GiNaC::add>(e))) {
+      ex t = derivative(pair.rest, x, memo);
+      if (!t.is_zero()) terms.emplace_back(std::move(t), pair.coeff);
     }
-    if (!terms.empty()) r = GiNaC::dynallocate<GiNaC::add>(std::move(terms));
+    if (!terms.empty()) r = GiNaC::dynallocate<GiNaC::add>(std::move(terms), ex(0));
   } else if (GiNaC::is_exactly_a<GiNaC::mul>(e)) {
     // D(a b c) = D(a) b c + a D(b) c + a b D(c).
     const std::size_t n = e.nops();
