@@ -36,21 +36,22 @@ std::vector<ContactSpec> contact_specs(const symbolic::LagrangeModel& m) {
 /// x0; nothing if it depends on more than that or is not a real number.
 std::optional<double> value_of(const ex& e, const symbolic::LagrangeModel& m, const std::vector<double>& p,
                                const std::vector<double>* x0) {
-  GiNaC::exmap values{{m.t, 0}};
-  for (std::size_t i = 0; i < m.p.size(); ++i) values[m.p[i]] = GiNaC::numeric(p[i]);
-  if (x0)
-    for (std::size_t i = 0; i < m.n(); ++i) {
-      values[m.q[i]] = GiNaC::numeric((*x0)[i]);
-      values[m.qd[i]] = GiNaC::numeric((*x0)[m.n() + i]);
-    }
   try {
+    // Inside the try: CLN refuses a subnormal double (floating_point_underflow_exception, found by the fuzzing run).
+    GiNaC::exmap values{{m.t, 0}};
+    for (std::size_t i = 0; i < m.p.size(); ++i) values[m.p[i]] = GiNaC::numeric(p[i]);
+    if (x0)
+      for (std::size_t i = 0; i < m.n(); ++i) {
+        values[m.q[i]] = GiNaC::numeric((*x0)[i]);
+        values[m.qd[i]] = GiNaC::numeric((*x0)[m.n() + i]);
+      }
     const ex v = e.subs(values).evalf();
     if (!GiNaC::is_a<GiNaC::numeric>(v)) return std::nullopt;  // it depends on what is not given here
     // A complex value (e.g. a negative base to a fractional power) is not a real number: NaN, which the checks
     // refuse with the expression and where it was evaluated.
     if (!GiNaC::ex_to<GiNaC::numeric>(v).is_real()) return std::numeric_limits<double>::quiet_NaN();
     return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
-  } catch (const std::exception&) {
+  } catch (...) {  // CLN's exceptions too
     return std::nullopt;  // e.g. a division by zero at these values: the kernels' evaluation reports it
   }
 }
