@@ -32,6 +32,34 @@ std::string shown(const std::string& key) {
   return key.substr(0, n) + "... (" + std::to_string(key.size()) + " bytes)";
 }
 
+/// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+/// A TOML document must be; toml++ checks a scenario file, and overrides are checked here, since a bare
+/// word is stored as written and the resolved text that quotes it must load again.
+bool valid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) len = 3;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else return false;
+    if (i + len > n) return false;
+    if (len > 1 && (p[i + 1] < lo || p[i + 1] > hi)) return false;
+    for (std::size_t k = 2; k < len; ++k)
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
 /// toml++ parses dotted keys and table headers recursively, so a key of some ten thousand components
 /// overflows the stack inside toml::parse. Before parsing, find the longest chain of dotted key
 /// components outside strings and comments, and refuse one deeper than kMaxKeyDepth.
@@ -182,6 +210,8 @@ struct Loader {
 
   void apply_override(toml::table& root, const std::string& item) {
     const auto eq = item.find('=');
+    if (!valid_utf8(item))
+      throw InputError(Origin{"--set", 0, 0}, "an override must be UTF-8 text; this one has a byte sequence that is not");
     const Origin where{"--set " + shown(item), 0, 0};
     if (eq == std::string::npos || eq == 0)
       throw InputError(where, "an override must read KEY=VALUE, e.g. --set initial.theta1=0.02");
