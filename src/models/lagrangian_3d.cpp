@@ -9,7 +9,7 @@
 
 #include "rollsim/kinematics/bodies.hpp"
 #include "rollsim/kinematics/contact.hpp"
-#include "lagrangian_internal.hpp"
+#include "lagrangian_build.hpp"
 
 namespace rollsim::lagrangian::detail {
 
@@ -202,15 +202,35 @@ void require_constant(const Reader& rd, const symbolic::LagrangeModel& m, const 
   if (varies) rd.sc.fail(key, key + ": " + what + " must be a constant (an expression of the parameters), not of t or the coordinates");
 }
 
+/// The friction law of rolling contact `name`: exactly one of friction = "no_slip" and friction_coefficient, and the
+/// keys of Coulomb friction only with friction_coefficient.
+void check_friction_law(const Reader& rd, const std::string& name) {
+  const std::string k = "contacts." + name + ".";
+  const bool no_slip = rd.sc.has(k + "friction"), coulomb = rd.has_text(k + "friction_coefficient");
+  if (no_slip && coulomb)
+    rd.sc.fail(k + "friction_coefficient", "contact " + name + " has both friction = \"no_slip\" (ideal rolling) and "
+                                           "friction_coefficient (Coulomb friction, slipping): give one of the two");
+  if (!no_slip && !coulomb)
+    rd.sc.fail(k + "body", "contact " + name + " needs its friction law: friction = \"no_slip\" (ideal rolling) or "
+                           "friction_coefficient = \"mu\" (Coulomb friction: the contact sticks and slides)");
+  if (coulomb) return;
+  for (const char* leaf : {"static_friction_coefficient", "restitution", "spin_friction_radius"})
+    if (rd.has_text(k + leaf))
+      rd.sc.fail(k + leaf, k + leaf + " belongs to a rolling contact with Coulomb friction: contact " + name +
+                               " rolls without slipping (friction = \"no_slip\"); give friction_coefficient instead "
+                               "of friction to let it slip");
+}
+
 kinematics::RollingContact read_rolling_contact(const Reader& rd, const symbolic::LagrangeModel& m, Placements& places,
                                                 const std::map<std::string, kinematics::RigidBody>& bodies,
-                                                const std::string& name) {
+                                                const std::string& name, RollingContactKeys& c) {
   const KeyTable& t = keys();
   const std::string k = "contacts." + name + ".";
-  RollingContactKeys c;
+  check_friction_law(rd, name);
   t.rolling_contacts.read_into(rd, name, c);
   const bool turning = rd.sc.has(k + "surface.plane.rotation_rate");
   (turning ? t.surface_turning : t.surface_at_rest).read_into(rd, name, c);
+  t.rolling_friction.read_into(rd, name, c);
   kinematics::RollingContact rc;
   rc.name = name;
   rc.source = k + "body";
@@ -249,6 +269,55 @@ kinematics::RollingContact read_rolling_contact(const Reader& rd, const symbolic
         rd.sc.fail(k + "surface.plane.rotation_rate", "the surface's rotation rate depends on t and the parameters only");
   }
   return rc;
+}
+
+/// A rolling contact with Coulomb friction (the cone's engine): its gap, slip and spin, its coefficients checked.
+symbolic::LagrangeModel::ConeContact cone_contact(const Reader& rd, const symbolic::LagrangeModel& m, const Placements& places,
+                                                  const kinematics::RollingContact& rc, const RollingContactKeys& c,
+                                                  const kinematics::Symbols& s, bool embedded) {
+  const Scenario& sc = rd.sc;
+  const std::string k = "contacts." + rc.name + ".";
+  if (embedded)
+    sc.fail(k + "body", "contact " + rc.name + " has Coulomb friction, so it may lift off: its gap (the contact point's "
+                        "height) must vary with the coordinates, but the coordinates keep body " + rc.body->name +
+                        " on the plane; give the body a coordinate of its height (e.g. position = [\"x\", \"y\", \"z + r\"])");
+  symbolic::LagrangeModel::ConeContact cc;
+  cc.name = rc.name;
+  cc.source = k + "friction_coefficient";
+  cc.gap = rc.gap();
+  const kinematics::Vec3 u = rc.slip(s);
+  cc.slip[0] = u[0];
+  cc.slip[1] = u[1];
+  cc.spin = rc.spin();
+  cc.friction_coefficient = *c.friction_coefficient;
+  cc.static_friction_coefficient = c.static_friction_coefficient.value_or(cc.friction_coefficient);
+  cc.restitution = c.restitution.value_or(0);
+  cc.spin_friction = c.spin_friction_radius.has_value();
+  cc.spin_radius = c.spin_friction_radius.value_or(0);
+  require_constant(rd, m, cc.friction_coefficient, k + "friction_coefficient", "a friction coefficient");
+  if (c.static_friction_coefficient)
+    require_constant(rd, m, cc.static_friction_coefficient, k + "static_friction_coefficient", "a friction coefficient");
+  if (c.restitution) require_constant(rd, m, cc.restitution, k + "restitution", "a restitution");
+  if (cc.spin_friction) require_constant(rd, m, cc.spin_radius, k + "spin_friction_radius", "a spin friction radius");
+  const double mu = places.at_start(cc.friction_coefficient);
+  check_friction_values(sc, k, mu, c.static_friction_coefficient ? std::optional<double>(places.at_start(cc.static_friction_coefficient))
+                                                                 : std::nullopt, "");
+  std::ostringstream os;
+  os.precision(10);
+  const double e = places.at_start(cc.restitution);
+  if (!(e >= 0 && e <= 1)) {
+    os << k << "restitution = " << sc.string(k + "restitution") << " is " << e << "; allowed range [0, 1] (Newton's restitution)";
+    sc.fail(k + "restitution", os.str());
+  }
+  if (cc.spin_friction) {
+    const double R = places.at_start(cc.spin_radius);
+    if (!(R > 0) || !std::isfinite(R)) {
+      os << k << "spin_friction_radius = " << sc.string(k + "spin_friction_radius") << " is " << R
+         << "; allowed range (0, inf) (the radius of the contact disk; leave the key out for no spin friction)";
+      sc.fail(k + "spin_friction_radius", os.str());
+    }
+  }
+  return cc;
 }
 
 }  // namespace
@@ -300,9 +369,14 @@ void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<dou
   }
   const kinematics::Symbols s = kinematics::Symbols::of(m);
   for (const auto& name : rolling_contacts) {
-    const kinematics::RollingContact rc = read_rolling_contact(rd, m, places, bodies, name);
+    RollingContactKeys keys_read;
+    const kinematics::RollingContact rc = read_rolling_contact(rd, m, places, bodies, name, keys_read);
     const ex gap = rc.gap();
     const bool embedded = kinematics::vanishes_identically(gap, {rc.body->position[2], rc.radius}, m, p, q0);
+    if (keys_read.friction_coefficient) {
+      m.cone_contacts.push_back(cone_contact(rd, m, places, rc, keys_read, s, embedded));
+      continue;
+    }
     for (auto& row : rc.rows(s, embedded)) m.velocity_constraints.push_back(std::move(row));
   }
 }

@@ -211,6 +211,11 @@ std::unique_ptr<HybridSystem> system_at_start(const Build& b) {
   if (c.nc) check_constraints_at_start(b, x0);
   if (c.nc && !c.n_contacts) return constrained_system(b.c, std::move(x0));
   x0.resize(2 * c.n + c.n_extra, 0.0);
+  if (c.n_cone_contacts) {
+    const ContactSettings settings = contact_settings_from(b.sc);
+    check_cone_contacts_at_start(b, x0, settings);
+    return user_cone_system(b.c, std::move(x0), cone_contact_specs(b.m), settings);
+  }
   if (c.has_contact) {
     if (const auto mu = value_of(b.m.friction_coefficient, b.m, c.p, &x0))
       check_friction_at_start(b, "contacts." + b.contacts.front() + ".", *mu, b.m.friction_coefficient, x0);
@@ -244,6 +249,9 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   read_outputs_and_events(b);
   check_signal_names(b);
   derive_and_compile(b);
+  // The contacts with Coulomb friction (the cone's engine) and their kernel.
+  b.c->n_cone_contacts = b.m.cone_contacts.size();
+  if (b.c->n_cone_contacts) b.c->cone_contacts = b.c->lib->get(symbolic::KernelNames::cone_contacts);
   return system_at_start(b);
 }
 

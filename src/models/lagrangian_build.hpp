@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rollsim/hybrid/cone_engine.hpp"
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/symbolic/lagrange.hpp"
@@ -47,6 +48,17 @@ void check_friction_at_start(const Build& b, const std::string& key, double mu, 
                              const std::vector<double>& x0);
 /// The contacts at the initial state: no gap below zero, no approach at zero gap, restitutions in [0, 1].
 void check_contacts_at_start(const Build& b, const std::vector<double>& x0, const ContactSettings& settings);
+/// Refuses a friction coefficient mu < 0 (or not finite) and a static one mu_s < mu of contact `key` ("contacts.NAME.")
+/// with their values; `where` says when they were evaluated.
+void check_friction_values(const Scenario& sc, const std::string& key, double mu, std::optional<double> mu_s,
+                           const std::string& where);
+/// Refuses a model whose rolling contacts with Coulomb friction (m.cone_contacts) come with other constraints or
+/// contacts (not supported yet), or more than 15 of them.
+void check_cone_combination(const Build& b);
+/// The cone engine's description of the model's contacts with Coulomb friction.
+std::vector<ConeContactSpec> cone_contact_specs(const symbolic::LagrangeModel& m);
+/// The contacts with Coulomb friction at the initial state: no gap below zero, no approach at zero gap.
+void check_cone_contacts_at_start(const Build& b, const std::vector<double>& x0, const ContactSettings& settings);
 
 // ---- outputs, events, derivation and compilation (lagrangian_compile.cpp) -----------------------------------
 

@@ -56,10 +56,6 @@ std::optional<double> value_of(const ex& e, const symbolic::LagrangeModel& m, co
   }
 }
 
-namespace {
-
-/// Refuses a friction coefficient mu < 0 (or not finite) and a static one mu_s < mu of contact `key` ("contacts.NAME.")
-/// with their values; `where` says when they were evaluated.
 void check_friction_values(const Scenario& sc, const std::string& key, double mu, std::optional<double> mu_s,
                            const std::string& where) {
   std::ostringstream os;
@@ -75,6 +71,8 @@ void check_friction_values(const Scenario& sc, const std::string& key, double mu
     sc.fail(key + "static_friction_coefficient", os.str());
   }
 }
+
+namespace {
 
 /// A friction coefficient that depends on the parameters only, checked as soon as it is read.
 void check_friction_at_load(const Build& b, const std::string& key, const symbolic::LagrangeModel::Contact& c) {
@@ -180,6 +178,71 @@ void read_contacts(Build& b) {
   if (m.contacts.size() > 15)
     b.sc.fail("contacts." + b.contacts[15] + ".gap", "at most 15 contacts per model are supported; this model declares " +
                                                       std::to_string(b.contacts.size()));
+  check_cone_combination(b);
+}
+
+void check_cone_combination(const Build& b) {
+  const symbolic::LagrangeModel& m = b.m;
+  if (m.cone_contacts.empty()) return;
+  const auto& first = m.cone_contacts.front();
+  auto refuse = [&](const std::string& other) {
+    b.sc.fail(first.source, "contact " + first.name + " (a rolling contact with Coulomb friction) and " + other +
+                                " in one model: combining them is not supported yet; a model with contacts that slip "
+                                "(friction_coefficient on contacts with `body`) has no other constraints or contacts");
+  };
+  if (!b.contacts.empty())
+    refuse("contact " + b.contacts.front() + " (a gap or a slip velocity, contacts." + b.contacts.front() + ")");
+  for (const auto& row : m.velocity_constraints)
+    refuse(row.contact.empty() ? "velocity constraint " + row.name + " (" + row.source + ")"
+                               : "the rolling contact " + row.contact + " without slip (" + row.source + ", friction = \"no_slip\")");
+  if (!b.constraints.empty())
+    refuse("holonomic constraint " + b.constraints.front() + " (constraints." + b.constraints.front() + ".expression)");
+  if (m.cone_contacts.size() > 15)
+    b.sc.fail(m.cone_contacts[15].source, "at most 15 contacts with Coulomb friction per model are supported; this model "
+                                          "declares " + std::to_string(m.cone_contacts.size()));
+}
+
+std::vector<ConeContactSpec> cone_contact_specs(const symbolic::LagrangeModel& m) {
+  std::vector<ConeContactSpec> v;
+  GiNaC::exmap at_rest;
+  for (const auto& qd : m.qd) at_rest[qd] = 0;
+  for (const auto& c : m.cone_contacts) {
+    // A moving surface: a slip or spin that does not vanish with the rates (a turning plane).
+    bool moving = false;
+    for (const ex* e : {&c.slip[0], &c.slip[1], &c.spin}) moving = moving || !e->subs(at_rest).expand().is_zero();
+    ConeContactSpec spec;
+    spec.name = c.name;
+    spec.spin_friction = c.spin_friction;
+    spec.moving_surface = moving;
+    v.push_back(std::move(spec));
+  }
+  return v;
+}
+
+void check_cone_contacts_at_start(const Build& b, const std::vector<double>& x0, const ContactSettings& settings) {
+  const Compiled& c = *b.c;
+  const symbolic::LagrangeModel& m = b.m;
+  Scratch& w = scratch(c);
+  c.cone_contacts(fill(c, w, 0.0, x0.data(), 0.0), w.out.data());
+  const std::size_t n = c.n, stride = KernelNames::cone_contact_stride(n);
+  for (std::size_t k = 0; k < c.n_cone_contacts; ++k) {
+    const double* o = w.out.data() + k * stride;
+    double gd = 0;
+    for (std::size_t i = 0; i < n; ++i) gd += o[1 + i] * x0[n + i];
+    std::ostringstream os;
+    os.precision(10);
+    const std::string key = "contacts." + m.cone_contacts[k].name + ".body";
+    if (o[0] < -settings.gap_tolerance) {
+      os << "the gap of contact " << m.cone_contacts[k].name << " is " << o[0] << " at the initial state (allowed: >= -"
+         << settings.gap_tolerance << ", nonsmooth.gap_tolerance): the body is below the surface; change [initial]";
+      b.sc.fail(key, os.str());
+    }
+    if (o[0] <= settings.gap_tolerance && gd < -settings.rest_speed()) {
+      os << "contact " << m.cone_contacts[k].name << " starts at zero gap approaching at g' = " << gd
+         << " (allowed: >= -" << settings.rest_speed() << "): start just above the surface, or with g' >= 0";
+      b.sc.fail(key, os.str());
+    }
+  }
 }
 
 /// The contacts at the initial state: no gap below zero, no approach at zero gap, restitutions in [0, 1].

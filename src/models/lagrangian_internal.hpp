@@ -15,6 +15,7 @@
 #include <Eigen/Dense>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/cone_engine.hpp"
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
@@ -46,6 +47,7 @@ struct Compiled {
   /// The DAE's extra states (after q, v, lambda): W_Q, P (those present) and W_C (always).
   std::size_t n_dae_extra = 0;
   std::size_t n_contacts = 0;  ///< contacts of the contact engine (hybrid/contacts.hpp)
+  std::size_t n_cone_contacts = 0;  ///< contacts with Coulomb friction of the cone's engine (hybrid/cone_engine.hpp)
   /// Orientation charts that can become singular (LagrangeModel::charts): the body and sequence of each.
   std::vector<std::pair<std::string, std::string>> charts;
   bool has_contact = false, has_forces = false, explicit_time = false, friction_dissipates = false;
@@ -57,7 +59,8 @@ struct Compiled {
   std::shared_ptr<symbolic::CompiledKernels> lib;
   KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
                  outputs_jac = nullptr, witnesses = nullptr, contacts = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr,
-                 contact_constraints = nullptr, dae_extra = nullptr, dae_extra_jac = nullptr, chart_determinants = nullptr;
+                 contact_constraints = nullptr, dae_extra = nullptr, dae_extra_jac = nullptr, chart_determinants = nullptr,
+                 cone_contacts = nullptr;
   std::size_t in_size = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   SetupTimes setup;
 };
@@ -78,6 +81,7 @@ struct Scratch {
     grow(jac, (n + c.n_extra + c.nc + n) * (3 * n + c.nc) + N);
     grow(out, std::max<std::size_t>({c.n_user_outputs * 3 * n + c.n_user_outputs + c.n_events + 4 * n + 8,
                                      c.n_contacts * symbolic::KernelNames::contact_stride(n),
+                                     c.n_cone_contacts * symbolic::KernelNames::cone_contact_stride(n),
                                      c.nc * symbolic::KernelNames::constraint_stride(n),
                                      c.n_dae_extra * (2 * n + c.nc + 1), 16}));
     grow(tmp, 4 * N + 8);
@@ -430,6 +434,10 @@ std::unique_ptr<HybridSystem> filippov_contact_system(std::shared_ptr<const Comp
 std::unique_ptr<HybridSystem> user_contact_system(std::shared_ptr<const Compiled> c, std::vector<double> x0,
                                                   std::vector<ContactSpec> specs, const ContactSettings& settings,
                                                   const std::vector<std::string>& constraint_names);
+/// The system of a model with rolling contacts that slip: the Coulomb cone's engine (lagrangian_cone.cpp); x0 holds
+/// q, q' and the extra states, to which the engine appends its own.
+std::unique_ptr<HybridSystem> user_cone_system(std::shared_ptr<const Compiled> c, std::vector<double> x0,
+                                               std::vector<ConeContactSpec> specs, const ContactSettings& settings);
 /// The system of a model with velocity constraint rows, in independent speeds (lagrangian_nonholonomic.cpp); x0
 /// holds q and q' as the scenario gives them, `rate_given` which rates it gives.
 std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled> c, const symbolic::LagrangeModel& m,

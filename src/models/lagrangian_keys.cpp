@@ -93,6 +93,26 @@ KeySpec optional_expression_key(std::string path, std::string shown_default, std
   return spec;
 }
 
+/// An optional expression member read where the scenario gives it a text (a resolved scenario writes an absent one as
+/// ""), absent otherwise.
+template <class S>
+KeyRow<S> optional_row(std::optional<ex> S::*member, KeySpec spec, Depends depends) {
+  return {std::move(spec), [member, depends](const Reader& rd, const std::string& key, S& s) {
+            if (rd.has_text(key)) s.*member = rd.parse(key, depends);
+          }};
+}
+
+/// An optional string member (no schema default, so that an absent key stays absent in a resolved scenario), ""
+/// when absent; `shown_default` is what the key tables show.
+template <class S>
+KeyRow<S> optional_string_row(std::string S::*member, KeySpec spec, std::string shown_default) {
+  spec.def.reset();
+  spec.default_text = std::move(shown_default);
+  return {std::move(spec), [member](const Reader& rd, const std::string& key, S& s) {
+            s.*member = rd.sc.has(key) ? rd.sc.string(key) : std::string();
+          }};
+}
+
 /// What a position, a mass or a constraint may depend on.
 Depends configuration(std::string why_no_rates) { return {false, std::move(why_no_rates), false}; }
 /// What an output or an event's witness may depend on: the accelerations too.
@@ -167,7 +187,10 @@ KeyTable make_key_table() {
           constant),
       row(&RollingContactKeys::sphere_radius,
           optional_expression_key("contacts.{name}.shape.sphere.radius", "none", "a sphere's radius (a constant)"), constant),
-      row(&RollingContactKeys::friction, string_key("contacts.{name}.friction", "no_slip", {"no_slip"}, "the friction law: ideal rolling"))};
+      optional_string_row(&RollingContactKeys::friction,
+                          string_key("contacts.{name}.friction", "", {"no_slip"},
+                                     "ideal rolling (or friction_coefficient: Coulomb friction, the contact slips)"),
+                          "none")};
   t.surface_at_rest.rows = {row(&RollingContactKeys::surface, string_key("contacts.{name}.surface", "plane", {"plane"}, "the plane z = 0 at rest"))};
   t.surface_turning.rows = {row(&RollingContactKeys::rotation_rate,
                                 optional_expression_key("contacts.{name}.surface.plane.rotation_rate", "none",
@@ -181,22 +204,45 @@ KeyTable make_key_table() {
           optional_expression_key("constraints.{name}.velocity", "none",
                                   "velocity (nonholonomic) constraint A(t, q) der(q) + b(t, q) = 0, linear in der(q) "
                                   "(or `expression`)"))};
+  // Declared once, read by the planar contacts' rows and by a rolling contact's Coulomb friction.
+  const KeySpec friction_coefficient = optional_expression_key(
+      "contacts.{name}.friction_coefficient", "none",
+      "Coulomb friction coefficient mu >= 0, the sliding one: mu(t, q, der(q)) with a slip velocity; a constant on a "
+      "rolling contact (with `body`; instead of friction = \"no_slip\"), which then sticks and slides in the Coulomb cone");
+  const KeySpec static_friction_coefficient = optional_expression_key(
+      "contacts.{name}.static_friction_coefficient", "friction_coefficient",
+      "the bound mu_s >= mu of the friction force while sticking (with friction_coefficient)");
+  const KeySpec restitution = expression_key(
+      "contacts.{name}.restitution", "0",
+      "Newton's restitution e in [0, 1] at an impact: e(t, q, der(q)) with a gap; a constant on a rolling contact "
+      "with friction_coefficient");
+  const Depends cone_constant = configuration("a rolling contact's friction coefficients, restitution and spin "
+                                              "friction radius are constants (expressions of the parameters)");
+  t.rolling_friction.rows = {
+      optional_row(&RollingContactKeys::friction_coefficient, friction_coefficient, cone_constant),
+      optional_row(&RollingContactKeys::static_friction_coefficient, static_friction_coefficient, cone_constant),
+      optional_row(&RollingContactKeys::restitution, [&] {
+        KeySpec k = optional_expression_key(restitution.path, "0", restitution.description);
+        return k;
+      }(), cone_constant),
+      optional_row(&RollingContactKeys::spin_friction_radius,
+                   optional_expression_key("contacts.{name}.spin_friction_radius", "none",
+                                           "R > 0 of a rolling contact's drilling (spin) friction, with "
+                                           "friction_coefficient: the Coulomb-Contensou law of a contact disk of "
+                                           "radius R under uniform pressure (a constant) [m]; none: no torque about "
+                                           "the normal"),
+                   cone_constant)};
   t.contacts.rows = {
       row(&ContactKeys::gap,
           optional_expression_key("contacts.{name}.gap", "none", "unilateral contact: the gap g(q) >= 0; its normal force is computed"),
           configuration("a gap g(q) depends on coordinates only")),
-      row(&ContactKeys::restitution,
-          expression_key("contacts.{name}.restitution", "0", "Newton's restitution e(t, q, der(q)) in [0, 1] at an impact (with a gap)")),
+      row(&ContactKeys::restitution, restitution),
       row(&ContactKeys::slip_velocity,
           optional_expression_key("contacts.{name}.slip_velocity", "none", "slip velocity w(q, der(q)), linear in der(q)")),
       row(&ContactKeys::normal_force,
           optional_expression_key("contacts.{name}.normal_force", "none", "a given normal force N(t, q, der(q)) (without a gap)")),
-      row(&ContactKeys::friction_coefficient,
-          optional_expression_key("contacts.{name}.friction_coefficient", "none",
-                                  "Coulomb friction coefficient mu(t, q, der(q)) >= 0 (with a slip velocity): the sliding one")),
-      row(&ContactKeys::static_friction_coefficient,
-          optional_expression_key("contacts.{name}.static_friction_coefficient", "friction_coefficient",
-                                  "the bound mu_s >= mu of the friction force while sticking (with friction_coefficient)"))};
+      row(&ContactKeys::friction_coefficient, friction_coefficient),
+      row(&ContactKeys::static_friction_coefficient, static_friction_coefficient)};
   t.outputs.rows = {
       row(&OutputKeys::expression, expression_key("outputs.{name}.expression", "", "the output (t, q, der(q), der2(q))").required(),
           with_accelerations),
@@ -376,6 +422,11 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
     if (listing || !is_rolling_contact(raw, c)) t.contacts.append_keys(c, v);
     if (!listing && !is_rolling_contact(raw, c)) continue;
     t.rolling_contacts.append_keys(c, v);
+    // A listing holds the planar contacts' declarations of the shared paths already.
+    std::vector<KeySpec> friction;
+    t.rolling_friction.append_keys(c, friction);
+    for (auto& k : friction)
+      if (std::none_of(v.begin(), v.end(), [&](const KeySpec& s) { return s.path == k.path; })) v.push_back(std::move(k));
     const bool turning = raw.count("contacts." + c + ".surface.plane.rotation_rate") != 0;
     if (listing || !turning) t.surface_at_rest.append_keys(c, v);
     if (listing || turning) t.surface_turning.append_keys(c, v);

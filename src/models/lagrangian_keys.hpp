@@ -170,11 +170,14 @@ struct PlacementKeys {
   std::vector<ex> angles, axis, matrix;
   std::optional<ex> angle;
 };
-/// [contacts.NAME] of a rolling contact from geometry: the body, its shape, the surface and the friction law.
+/// [contacts.NAME] of a rolling contact from geometry: the body, its shape, the surface and the friction law: ideal
+/// rolling (friction = "no_slip") or Coulomb friction (friction_coefficient and the optional keys after it), each
+/// absent unless the scenario gives it.
 struct RollingContactKeys {
   std::string body, surface, friction;
   std::optional<ex> disk_radius, sphere_radius, rotation_rate;
   std::vector<ex> disk_axis;
+  std::optional<ex> friction_coefficient, static_friction_coefficient, restitution, spin_friction_radius;
 };
 /// [constraints.NAME]: a holonomic constraint (expression) or a velocity (nonholonomic) one; one of the two.
 struct ConstraintKeys {
@@ -214,6 +217,9 @@ struct KeyTable {
   Rows<PlacementKeys> world_position, relative_position, orientation, point;
   /// A rolling contact: its body, shape and friction; its surface at rest ("plane") or turning.
   Rows<RollingContactKeys> rolling_contacts, surface_at_rest, surface_turning;
+  /// A rolling contact's Coulomb friction (the cone's engine): its coefficients, restitution and spin friction radius.
+  /// The paths of the first three are the planar contacts' (the same declarations); a listing shows them once.
+  Rows<RollingContactKeys> rolling_friction;
   Rows<ConstraintKeys> constraints;
   Rows<ContactKeys> contacts;
   Rows<OutputKeys> outputs;

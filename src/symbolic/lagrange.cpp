@@ -271,6 +271,30 @@ Derivation derive(const LagrangeModel& m) {
     }
     out.kernels.push_back({KernelNames::contacts, c});
   }
+  if (!m.cone_contacts.empty()) {
+    // For e = W(t, q) q' + e0(t, q): e' - W.a = sum_j de/dq_j q'_j + de/dt; the gap's rate is such an e.
+    auto bias = [&](const ex& e) {
+      ex r = D(e, m.t);
+      for (std::size_t j = 0; j < n; ++j) r += D(e, m.q[j]) * m.qd[j];
+      return r;
+    };
+    std::vector<ex> c;
+    for (const auto& k : m.cone_contacts) {
+      c.push_back(k.gap);
+      for (std::size_t i = 0; i < n; ++i) c.push_back(D(k.gap, m.q[i]));
+      c.push_back(bias(bias(k.gap)));
+      for (const ex* e : {&k.slip[0], &k.slip[1], &k.spin}) {
+        c.push_back(*e);
+        for (std::size_t i = 0; i < n; ++i) c.push_back(D(*e, m.qd[i]));
+        c.push_back(bias(*e));
+      }
+      c.push_back(k.friction_coefficient);
+      c.push_back(k.static_friction_coefficient.is_zero() ? k.friction_coefficient : k.static_friction_coefficient);
+      c.push_back(k.restitution);
+      c.push_back(k.spin_friction ? k.spin_radius : ex(0));
+    }
+    out.kernels.push_back({KernelNames::cone_contacts, c});
+  }
   out.kernels.push_back({KernelNames::outputs, m.outputs});
   std::vector<ex> ojac;
   append_jacobian(D, ojac, m.outputs, concat({&m.q, &m.qd, &m.a}));

@@ -11,6 +11,10 @@
 /// whose x and y components are the tangential rows (nonholonomic) and whose z component is the gap's rate (the
 /// normal row, whose multiplier is the normal force). A gap identically zero in q (the coordinates already keep the
 /// body on the plane) is "embedded": no normal row.
+///
+/// A contact that slips (the Coulomb cone's engine, hybrid/cone_engine.hpp) takes instead the gap, the x and y
+/// components of u (along the plane's tangents e_x, e_y) and the spin w_n = w.e_z - Omega, the body's angular
+/// velocity relative to the surface about the normal.
 #include <string>
 #include <vector>
 
@@ -34,6 +38,9 @@ struct RollingContact {
   ex gap() const { return point()[2]; }
   /// The slip velocity of the body's material point at p relative to the surface.
   Vec3 slip(const Symbols& s) const;
+  /// The spin about the normal relative to the surface: the body's angular velocity in the world along e_z, less
+  /// the surface's rotation rate Omega.
+  ex spin() const { return body->frame.w[2] - rotation_rate; }
   /// The rows NAME_x, NAME_y (tangential) and, unless `embedded`, NAME_normal (with the gap as its position).
   std::vector<symbolic::LagrangeModel::VelocityConstraint> rows(const Symbols& s, bool embedded) const;
 };

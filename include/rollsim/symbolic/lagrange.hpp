@@ -74,6 +74,16 @@ struct LagrangeModel {
     std::string source;   ///< the scenario key that declared it, for messages ("constraints.no_side_slip.velocity")
   };
   std::vector<VelocityConstraint> velocity_constraints;
+  /// Frictional 3-D point contacts for the Coulomb cone's engine (hybrid/cone_engine.hpp): a rolling contact from
+  /// geometry with a friction coefficient instead of ideal rolling. The gap g(t, q) >= 0; the slip u (its two
+  /// components along the tangents of the surface, linear in q') and the spin w_n (the angular velocity relative to
+  /// the surface about its normal, linear in q'); the coefficients, constants of the parameters.
+  struct ConeContact {
+    std::string name, source;  ///< source: the scenario key that declared it, for messages
+    GiNaC::ex gap, slip[2], spin, friction_coefficient, static_friction_coefficient, restitution, spin_radius;
+    bool spin_friction = false;  ///< a drilling torque about the normal (the Contensou law with radius spin_radius)
+  };
+  std::vector<ConeContact> cone_contacts;
   /// The generalized inertia forces of the 3-D bodies in Kane's form, one per coordinate, functions of (t, q, q',
   /// a): sum over bodies of J_v^T m a_G + J_w^T (I alpha + w x I w). Empty when the model has no 3-D body. It
   /// equals d/dt dT3/dq' - dT3/dq of the bodies' kinetic energy T3 (which `kinetic` includes, for the energy),
@@ -114,6 +124,11 @@ struct KernelNames {
   /// w' - dw/dq'.a, mu, e, N, mu_static.
   static constexpr const char* contacts = "rs_contacts";
   static std::size_t contact_stride(std::size_t n) { return 2 * n + 8; }
+  /// Per contact of LagrangeModel::cone_contacts (4n + 12 each): g, dg/dq (n), g'' - dg/dq.a, u1, du1/dq' (n),
+  /// u1' - du1/dq'.a, u2, du2/dq' (n), u2' - du2/dq'.a, w_n, dw_n/dq' (n), w_n' - dw_n/dq'.a, mu, mu_s (mu where
+  /// none is given), e, R (0 without spin friction). The biases are total time derivatives without the a-terms.
+  static constexpr const char* cone_contacts = "rs_cone_contacts";
+  static std::size_t cone_contact_stride(std::size_t n) { return 4 * n + 12; }
   /// Per holonomic constraint of a model with contacts (the contact engine holds them; n + 3 each): C,
   /// C' (total time derivative), dC/dq (n), C'' - dC/dq.a.
   static constexpr const char* contact_constraints = "rs_contact_constraints";
@@ -131,7 +146,7 @@ struct KernelNames {
   static constexpr const char* dae_extra_jac = "rs_dae_extra_jac";  ///< d/dq, d/dv, d/dlambda of rs_dae_extra
   /// Names the layout above; part of the compiled library's cache key, so that a library built for another
   /// layout is never loaded.
-  static constexpr const char* layout = "kernel-layout-4";
+  static constexpr const char* layout = "kernel-layout-5";
 };
 
 /// What the derivation found about the model.
