@@ -1,0 +1,199 @@
+// The cone engine (hybrid/cone_engine.hpp) on a model written by hand: a uniform solid sphere on the plane z = 0.
+// Coordinates x, y, z (the centre) and three angles whose rates are the angular velocity's world components (for a
+// sphere, whose kinetic energy does not depend on its orientation, these are legitimate coordinates): M is
+// diag(m, m, m, I, I, I) with I = 2/5 m r^2. The contact point's velocity is v + w x (-r e_z):
+// u = (x' - r wy, y' + r wx), the gap z - r, the spin wz. Closed forms (Coulomb friction on a sphere):
+// the slip keeps its direction and falls at (7/2) mu g; rolling starts at t* = 2 |u0| / (7 mu g) with the centre's
+// velocity v0 - (2/7) u0 (e.g. Routh, Dynamics of a System of Rigid Bodies, 1905, Part II, sec. 243).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "rollsim/hybrid/cone_engine.hpp"
+#include "support.hpp"
+
+namespace {
+
+using namespace rollsim;
+
+struct SphereParams {
+  double m = 0.2, r = 0.05, g = 9.81, mu = 0.3, mu_s = 0.3, e = 0, spin_radius = 0;
+  bool spin_friction = false;
+  /// A constant force on the centre (a push, or gravity's part along a tilted plane): (Fx, Fy).
+  double Fx = 0, Fy = 0;
+};
+
+class Sphere final : public ConeEngine {
+ public:
+  Sphere(const SphereParams& p, std::vector<double> x0) : p_(p) {
+    Signals base;
+    for (const char* c : {"x", "y", "z", "ax", "ay", "az"}) base.push_back({c, "1", "coordinate"});
+    for (const char* c : {"der_x", "der_y", "der_z", "wx", "wy", "wz"}) base.push_back({c, "1", "rate"});
+    ContactSettings s;
+    s.rtol = 1e-12;
+    s.atol = 1e-14;
+    configure(6, {{"ground", p.spin_friction, false}}, base, std::move(x0), {}, {}, s);
+  }
+  std::string model_name() const override { return "test_sphere"; }
+  double inertia() const { return 0.4 * p_.m * p_.r * p_.r; }
+
+ protected:
+  void mass_and_forces(double, const double*, double* M, double* f) const override {
+    std::fill(M, M + 36, 0.0);
+    for (int i = 0; i < 3; ++i) M[i * 7] = p_.m;
+    for (int i = 3; i < 6; ++i) M[i * 7] = inertia();
+    std::fill(f, f + 6, 0.0);
+    f[0] = p_.Fx;
+    f[1] = p_.Fy;
+    f[2] = -p_.m * p_.g;
+  }
+  void cone_terms(double, const double* x, ConeTerms* c) const override {
+    const double* v = x + 6;
+    ConeTerms& t = c[0];
+    std::fill(t.Wn.begin(), t.Wn.end(), 0.0);
+    std::fill(t.Wt1.begin(), t.Wt1.end(), 0.0);
+    std::fill(t.Wt2.begin(), t.Wt2.end(), 0.0);
+    std::fill(t.Ws.begin(), t.Ws.end(), 0.0);
+    t.gap = x[2] - p_.r;
+    t.Wn[2] = 1;
+    t.Wt1[0] = 1;
+    t.Wt1[4] = -p_.r;
+    t.Wt2[1] = 1;
+    t.Wt2[3] = p_.r;
+    t.Ws[5] = 1;
+    t.slip[0] = v[0] - p_.r * v[4];
+    t.slip[1] = v[1] + p_.r * v[3];
+    t.spin = v[5];
+    t.mu = p_.mu;
+    t.mu_static = p_.mu_s;
+    t.restitution = p_.e;
+    t.spin_radius = p_.spin_radius;
+  }
+  void energies(double, const double* x, double& T, double& V, double& h, double& E) const override {
+    const double* v = x + 6;
+    T = 0.5 * p_.m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + 0.5 * inertia() * (v[3] * v[3] + v[4] * v[4] + v[5] * v[5]);
+    V = p_.m * p_.g * x[2] - p_.Fx * x[0] - p_.Fy * x[1];
+    h = T + V;
+    E = h;
+  }
+
+ private:
+  SphereParams p_;
+};
+
+/// A start on the plane with centre velocity (vx, vy) and slip u0 = (ux, uy): the angular velocity from
+/// u = (x' - r wy, y' + r wx).
+std::vector<double> start(const SphereParams& p, double vx, double vy, double ux, double uy, double wz = 0, double z = -1) {
+  return {0, 0, z < 0 ? p.r : z, 0, 0, 0, vx, vy, 0, (uy - vy) / p.r, (vx - ux) / p.r, wz};
+}
+
+SimulationOptions options(double t_end, double rtol = 1e-12) {
+  SimulationOptions o;
+  o.t_end = t_end;
+  o.output_dt = t_end / 50;
+  o.solver.rtol = rtol;
+  o.solver.atol = 1e-14;
+  return o;
+}
+
+const EventRecord* first(const test::Recorder& rec, const std::string& kind) {
+  for (const auto& e : rec.events)
+    if (e.kind == kind) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("cone engine: a sliding sphere starts to roll at t* = 2|u0|/(7 mu g) with v0 - (2/7) u0, for slips at any angle to v0") {
+  const SphereParams p;
+  for (const double angle_deg : {0.0, 60.0, 135.0, 180.0, 270.0}) {
+    const double a = angle_deg * M_PI / 180, v0x = 1.0, v0y = 0.2, us = 0.8;
+    const double ux = us * std::cos(a), uy = us * std::sin(a);
+    Sphere sys(p, start(p, v0x, v0y, ux, uy));
+    test::Recorder rec;
+    const RunResult res = simulate(sys, options(0.5), {&rec});
+    CAPTURE(angle_deg);
+    CAPTURE(res.message);
+    REQUIRE(res.status == "ok");
+    const EventRecord* stick = first(rec, "stick_ground");
+    REQUIRE(stick != nullptr);
+    const double t_star = 2 * us / (7 * p.mu * p.g);
+    CHECK(std::abs(stick->t - t_star) <= 1e-12 * t_star);
+    CHECK(stick->x[6] == doctest::Approx(v0x - 2.0 / 7.0 * ux).epsilon(1e-12));
+    CHECK(stick->x[7] == doctest::Approx(v0y - 2.0 / 7.0 * uy).epsilon(1e-12));
+    // Rolling after it: the sphere keeps that velocity to the end, the slip zero.
+    CHECK(ContactEngine::contact_mode(res.final_mode, 0) == ConeEngine::kStick);
+    CHECK(rec.x.back()[6] == doctest::Approx(v0x - 2.0 / 7.0 * ux).epsilon(1e-10));
+    // The energy balance: the kinetic energy lost is the friction's dissipation.
+    const double m = p.m, I = sys.inertia();
+    auto T = [&](const std::vector<double>& x) {
+      return 0.5 * m * (x[6] * x[6] + x[7] * x[7] + x[8] * x[8]) + 0.5 * I * (x[9] * x[9] + x[10] * x[10] + x[11] * x[11]);
+    };
+    const double lost = T(rec.x.front()) - T(rec.x.back());
+    CHECK(lost > 0);
+    CHECK(rec.x.back()[12] + rec.x.back()[13] == doctest::Approx(lost).epsilon(1e-9));
+    // Only one stick, no chattering and no other event than the reference resets of a slip that keeps its direction.
+    int sticks = 0;
+    for (const auto& e : rec.events) sticks += e.kind == "stick_ground";
+    CHECK(sticks == 1);
+  }
+}
+
+TEST_CASE("cone engine: a sphere at rest pushed sideways sticks below mu_s N and slides above, in the push's direction") {
+  // A push F on the centre of a sphere at rest: sticking at the contact is rolling, which needs the friction force
+  // (2/7) F (m a = F - f, I a / r^2 = f r ... with I = 2/5 m r^2: f = (2/7) F). It rolls while (2/7) |F| <= mu_s m g
+  // and slides above: the closed-form boundary is |F| = (7/2) mu_s m g, in every direction of the push.
+  for (const double dir : {0.0, 2.0}) {
+    for (const double ratio : {0.99, 1.01}) {
+      SphereParams p;
+      p.mu = 0.2;
+      p.mu_s = 0.25;
+      const double F = ratio * 3.5 * p.mu_s * p.m * p.g;
+      p.Fx = F * std::cos(dir);
+      p.Fy = F * std::sin(dir);
+      Sphere sys(p, start(p, 0, 0, 0, 0));
+      test::Recorder rec;
+      const RunResult res = simulate(sys, options(0.2), {&rec});
+      CAPTURE(ratio);
+      CAPTURE(dir);
+      CAPTURE(res.message);
+      REQUIRE(res.status == "ok");
+      const int cm = ConeEngine::contact_mode(rec.mode.front(), 0);
+      if (ratio < 1) {
+        CHECK(cm == ConeEngine::kStick);
+        // Rolling: a = (5/7) F / m along the push.
+        const double a = 5.0 / 7.0 * F / p.m;
+        CHECK(rec.x.back()[6] == doctest::Approx(a * std::cos(dir) * rec.t.back()).epsilon(1e-9));
+      } else {
+        CHECK(cm == ConeEngine::kSlide);
+        // Sliding along the push: m a = F - mu m g; the slip along the push grows.
+        const double a = (F - p.mu * p.m * p.g) / p.m;
+        CHECK(rec.x.back()[6] == doctest::Approx(a * std::cos(dir) * rec.t.back()).epsilon(1e-9));
+        CHECK(rec.x.back()[7] == doctest::Approx(a * std::sin(dir) * rec.t.back()).epsilon(1e-9).scale(1));
+      }
+    }
+  }
+}
+
+TEST_CASE("cone engine: a sphere dropped onto the plane with spin bounces by Newton's law and then rolls") {
+  SphereParams p;
+  p.e = 0.5;
+  p.mu = 0.3;
+  // Falling at 1 m/s onto the plane, sliding forwards at 0.5 m/s: the normal impulse m (1 + e) 1 bounds the
+  // friction impulse by mu m 1.5 = 0.45 m; stopping the slip needs (2/7) m 0.5 = 0.143 m: the impulse sticks, so the
+  // slip is zero after the impact and the sphere leaves at 0.5 m/s upwards, rolling at v0 - (2/7) u0.
+  std::vector<double> x0 = start(p, 0.5, 0, 0.5, 0, 0, p.r + 1e-3);
+  x0[8] = -1.0;
+  Sphere sys(p, x0);
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(0.02), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  const EventRecord* hit = first(rec, "impact_ground");
+  REQUIRE(hit != nullptr);
+  const double vz = std::sqrt(1.0 + 2 * p.g * 1e-3);
+  CHECK(hit->x[8] == doctest::Approx(p.e * vz).epsilon(1e-9));
+  CHECK(hit->x[6] == doctest::Approx(0.5 - 2.0 / 7.0 * 0.5).epsilon(1e-9));
+  CHECK(hit->extra.at("impulse_normal_ground") == doctest::Approx(p.m * (1 + p.e) * vz).epsilon(1e-9));
+  CHECK(hit->extra.at("kinetic_energy_loss") > 0);
+}
