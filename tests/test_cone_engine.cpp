@@ -197,3 +197,42 @@ TEST_CASE("cone engine: a sphere dropped onto the plane with spin bounces by New
   CHECK(hit->extra.at("impulse_normal_ground") == doctest::Approx(p.m * (1 + p.e) * vz).epsilon(1e-9));
   CHECK(hit->extra.at("kinetic_energy_loss") > 0);
 }
+
+TEST_CASE("cone engine: Contensou spin friction stops a sphere spinning in place at t = I w0 / (mu m g rho), rho = 2R/3") {
+  SphereParams p;
+  p.spin_friction = true;
+  p.spin_radius = 0.004;  // the contact patch's radius R
+  const double w0 = 30;
+  Sphere sys(p, start(p, 0, 0, 0, 0, w0));
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(5.0), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  // Pure spin: the ellipsoidal law's torque is mu N rho (Leine and Glocker 2003), constant while it spins.
+  const double rho = 2.0 / 3.0 * p.spin_radius;
+  const double t_stop = sys.inertia() * w0 / (p.mu * p.m * p.g * rho);
+  REQUIRE(t_stop < 5.0);
+  const EventRecord* stick = first(rec, "stick_ground");
+  REQUIRE(stick != nullptr);
+  CHECK(std::abs(stick->t - t_stop) <= 1e-12 * t_stop);
+  // No slip arises: the centre stays where it was.
+  CHECK(std::abs(rec.x.back()[0]) <= 1e-14);
+  CHECK(std::abs(rec.x.back()[1]) <= 1e-14);
+  // All the kinetic energy of the spin went to friction.
+  CHECK(rec.x.back()[12] == doctest::Approx(0.5 * sys.inertia() * w0 * w0).epsilon(1e-10));
+}
+
+TEST_CASE("cone engine: with spin friction, a sliding sphere that does not spin slides as without it") {
+  SphereParams p;
+  p.spin_friction = true;
+  p.spin_radius = 0.004;
+  const double us = 0.8;
+  Sphere sys(p, start(p, 1.0, 0.0, us, 0.0));
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(0.5), {&rec});
+  REQUIRE(res.status == "ok");
+  const EventRecord* stick = first(rec, "stick_ground");
+  REQUIRE(stick != nullptr);
+  const double t_star = 2 * us / (7 * p.mu * p.g);
+  CHECK(std::abs(stick->t - t_star) <= 1e-12 * t_star);
+}

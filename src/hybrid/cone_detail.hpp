@@ -35,6 +35,7 @@ struct Combination {
   std::vector<Eigen::Vector3d> d;
   Eigen::VectorXd P, y;
   bool solved = false;
+  bool dependent = false;  ///< its rows were dependent: the forces are the least-norm ones of many
 };
 
 /// Solves the combination's linear problem with its directions fixed. Returns false where it is singular.

@@ -284,10 +284,10 @@ void ConeEngine::rhs(double t, const double* x, int mode, double* xdot) const {
   const bool ok = solve(t, x, mode, s);
   const std::size_t n = n_;
   std::copy(x + n, x + 2 * n, xdot);
-  if (!ok) {
-    std::fill(xdot + n, xdot + size(), std::numeric_limits<double>::quiet_NaN());
-    return;
-  }
+  if (!ok)
+    throw SolverError("cone contacts: the forces of mode " + mode_name(mode) + " at t = " + num(t) +
+                      " are not determined (the mass matrix or the rows of the contacts held are singular, or "
+                      "dependent and inconsistent); check the contacts' geometry at that state");
   std::copy(s.a.begin(), s.a.end(), xdot + n);
   extra_rates(t, x, s.a.data(), xdot + 2 * n);
   // The friction's power on the system is P.(J_t q'); it splits into the dissipation D' = -P.v (>= 0 while sliding:

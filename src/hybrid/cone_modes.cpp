@@ -58,6 +58,7 @@ bool solve_combination(const Problem& p, Combination& c) {
   build_map(p, c, E, held);
   const auto u = static_cast<Eigen::Index>(held.size());
   c.solved = false;
+  c.dependent = false;
   if (u == 0) {
     c.P = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(p.rows()));
     c.y = p.b;
@@ -73,8 +74,19 @@ bool solve_combination(const Problem& p, Combination& c) {
   }
   Eigen::PartialPivLU<Eigen::MatrixXd> lu(A);
   const auto piv = lu.matrixLU().diagonal().cwiseAbs();
-  if (!(piv.minCoeff() > 1e-12 * std::max(piv.maxCoeff(), std::numeric_limits<double>::min()))) return false;
-  const Eigen::VectorXd z = lu.solve(r);
+  Eigen::VectorXd z;
+  if (piv.minCoeff() > 1e-10 * std::max(piv.maxCoeff(), std::numeric_limits<double>::min())) {
+    z = lu.solve(r);
+  } else {
+    // Dependent rows (a rigid body held at two or more points is statically indeterminate): the forces are one of
+    // many; the rule takes the least-squares one of least norm (Moore-Penrose), and the combination exists only
+    // where the rows held are consistent (their residual at rounding level).
+    const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(A);
+    z = cod.solve(r);
+    const double scale = r.cwiseAbs().maxCoeff() + A.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff();
+    if (!((A * z - r).cwiseAbs().maxCoeff() <= 1e-9 * std::max(scale, std::numeric_limits<double>::min()))) return false;
+    c.dependent = true;
+  }
   if (!z.allFinite()) return false;
   c.P = E * z;
   c.y = p.G * c.P + p.b;

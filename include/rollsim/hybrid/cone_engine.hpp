@@ -42,6 +42,9 @@
 /// engine: one strictly consistent combination is taken; among those consistent only at the limit, the one that
 /// changes fewest contacts; several strictly consistent ones (after preferring those that stick where mu_s > mu)
 /// or none stop the run (exit 3). The mode the event left is excluded for the contact whose witness fired.
+/// Where the rows a combination holds are dependent (a rigid body held at two or more points is statically
+/// indeterminate), its forces are the least-norm ones that hold them (Moore-Penrose), one of many: the cone
+/// conditions are checked on that distribution only.
 ///
 /// At touchdown the impulses of the contacts at zero gap solve the same problem one level down: post-impact
 /// velocities y+ = y- + G P (G = J M^-1 J^T), Newton's law g'+ >= -e g'- complementary to P_N >= 0, and the cone in
