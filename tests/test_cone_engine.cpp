@@ -21,6 +21,8 @@ struct SphereParams {
   bool spin_friction = false;
   /// A constant force on the centre (a push, or gravity's part along a tilted plane): (Fx, Fy).
   double Fx = 0, Fy = 0;
+  /// An upward force on the centre growing at this rate [N/s] (a lift).
+  double lift_rate = 0;
 };
 
 class Sphere final : public ConeEngine {
@@ -29,6 +31,10 @@ class Sphere final : public ConeEngine {
     Signals base;
     for (const char* c : {"x", "y", "z", "ax", "ay", "az"}) base.push_back({c, "1", "coordinate"});
     for (const char* c : {"der_x", "der_y", "der_z", "wx", "wy", "wz"}) base.push_back({c, "1", "rate"});
+    if (p.lift_rate != 0) {
+      base.push_back(Signal{"work_lift", "J", "work of the lift"}.as(Role::InputWork));
+      x0.push_back(0.0);
+    }
     ContactSettings s;
     s.rtol = 1e-12;
     s.atol = 1e-14;
@@ -38,14 +44,14 @@ class Sphere final : public ConeEngine {
   double inertia() const { return 0.4 * p_.m * p_.r * p_.r; }
 
  protected:
-  void mass_and_forces(double, const double*, double* M, double* f) const override {
+  void mass_and_forces(double t, const double*, double* M, double* f) const override {
     std::fill(M, M + 36, 0.0);
     for (int i = 0; i < 3; ++i) M[i * 7] = p_.m;
     for (int i = 3; i < 6; ++i) M[i * 7] = inertia();
     std::fill(f, f + 6, 0.0);
     f[0] = p_.Fx;
     f[1] = p_.Fy;
-    f[2] = -p_.m * p_.g;
+    f[2] = -p_.m * p_.g + p_.lift_rate * t;
   }
   void cone_terms(double, const double* x, ConeTerms* c) const override {
     const double* v = x + 6;
@@ -69,12 +75,16 @@ class Sphere final : public ConeEngine {
     t.restitution = p_.e;
     t.spin_radius = p_.spin_radius;
   }
+  void extra_rates(double t, const double* x, const double*, double* r) const override {
+    if (p_.lift_rate != 0) r[0] = p_.lift_rate * t * x[8];
+  }
   void energies(double, const double* x, double& T, double& V, double& h, double& E) const override {
     const double* v = x + 6;
     T = 0.5 * p_.m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + 0.5 * inertia() * (v[3] * v[3] + v[4] * v[4] + v[5] * v[5]);
     V = p_.m * p_.g * x[2] - p_.Fx * x[0] - p_.Fy * x[1];
     h = T + V;
-    E = h;
+    // The lift's work is in the balance through the state work_lift (x[12], the model's extra).
+    E = h - (p_.lift_rate != 0 ? x[12] : 0.0);
   }
 
  private:
@@ -235,4 +245,54 @@ TEST_CASE("cone engine: with spin friction, a sliding sphere that does not spin 
   REQUIRE(stick != nullptr);
   const double t_star = 2 * us / (7 * p.mu * p.g);
   CHECK(std::abs(stick->t - t_star) <= 1e-12 * t_star);
+}
+
+TEST_CASE("cone engine: a sphere lifted by a growing force leaves the plane when its normal force m g - k t reaches 0") {
+  SphereParams p;
+  p.lift_rate = 20.0;  // N/s
+  Sphere sys(p, start(p, 1.0, 0, 1.0, 0));  // sliding with slip 1 m/s along x
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(0.15), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  const EventRecord* off = first(rec, "lift_off_ground");
+  REQUIRE(off != nullptr);
+  const double t_off = p.m * p.g / p.lift_rate;
+  CHECK(std::abs(off->t - t_off) <= 1e-10 * t_off);
+  CHECK(ConeEngine::contact_mode(off->mode_after, 0) == ConeEngine::kOpen);
+  // Before it the slip fell at mu N(t) (1/m + r^2/I) = (7/2) mu N(t) / m; the slip lost by t_off is
+  // (7/2) mu (m g t - k t^2/2) / m.
+  const double lost = 3.5 * p.mu * (p.m * p.g * t_off - 0.5 * p.lift_rate * t_off * t_off) / p.m;
+  REQUIRE(lost < 1.0);
+  const double u = off->x[6] - p.r * off->x[10];
+  CHECK(u == doctest::Approx(1.0 - lost).epsilon(1e-10));
+  // In flight the centre rises: z'' = (k t - m g) / m.
+  CHECK(rec.x.back()[2] > p.r);
+}
+
+TEST_CASE("cone engine: a bouncing sphere's rebounds follow Newton's e until the capture, then it rests on the plane") {
+  SphereParams p;
+  p.e = 0.5;
+  std::vector<double> x0 = start(p, 0, 0, 0, 0, 0, p.r + 0.01);
+  Sphere sys(p, x0);
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(1.0), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  std::vector<const EventRecord*> hits;
+  for (const auto& e : rec.events)
+    if (e.kind == "impact_ground") hits.push_back(&e);
+  REQUIRE(hits.size() >= 4);
+  // The first landing speed sqrt(2 g h), then each rebound e times the last.
+  double v = std::sqrt(2 * p.g * 0.01);
+  for (std::size_t i = 0; i + 1 < hits.size() && i < 4; ++i) {
+    CHECK(hits[i]->x[8] == doctest::Approx(p.e * v).epsilon(1e-7));
+    v *= p.e;
+  }
+  // The accumulation ends: at rest on the plane, closed, long before the geometric series' limit
+  // 2 sqrt(2h/g) / (1 - e) (after which it would be at rest anyway).
+  CHECK(ConeEngine::contact_mode(res.final_mode, 0) == ConeEngine::kStick);
+  CHECK(std::abs(rec.x.back()[2] - p.r) <= 1e-9);
+  // The energy lost in the impacts is the drop's potential energy.
+  CHECK(rec.x.back()[13] == doctest::Approx(p.m * p.g * 0.01).epsilon(1e-6));
 }
