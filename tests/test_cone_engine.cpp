@@ -296,3 +296,101 @@ TEST_CASE("cone engine: a bouncing sphere's rebounds follow Newton's e until the
   // The energy lost in the impacts is the drop's potential energy.
   CHECK(rec.x.back()[13] == doctest::Approx(p.m * p.g * 0.01).epsilon(1e-6));
 }
+
+namespace {
+
+/// A block (a point mass that cannot turn) standing on two feet at the same place: both contacts have the gap z and
+/// the slip (x', y'), so every mode that closes both holds dependent rows, whose forces the least-norm rule shares
+/// equally. Closed forms of the whole block: it slides at the deceleration mu g along its velocity and stops at
+/// |v0| / (mu g); a push F at rest holds while |F| <= mu_s m g.
+class TwoFeet final : public ConeEngine {
+ public:
+  TwoFeet(double Fx, std::vector<double> x0) : Fx_(Fx) {
+    Signals base;
+    for (const char* c : {"x", "y", "z"}) base.push_back({c, "1", "coordinate"});
+    for (const char* c : {"der_x", "der_y", "der_z"}) base.push_back({c, "1", "rate"});
+    configure(3, {{"left", false, false}, {"right", false, false}}, base, std::move(x0), {}, {}, ContactSettings{});
+  }
+  std::string model_name() const override { return "test_two_feet"; }
+  static constexpr double m = 2, g = 9.81, mu = 0.4, mu_s = 0.5;
+
+ protected:
+  void mass_and_forces(double, const double*, double* M, double* f) const override {
+    std::fill(M, M + 9, 0.0);
+    M[0] = M[4] = M[8] = m;
+    f[0] = Fx_;
+    f[1] = 0;
+    f[2] = -m * g;
+  }
+  void cone_terms(double, const double* x, ConeTerms* c) const override {
+    for (int k = 0; k < 2; ++k) {
+      ConeTerms& t = c[k];
+      std::fill(t.Wn.begin(), t.Wn.end(), 0.0);
+      std::fill(t.Wt1.begin(), t.Wt1.end(), 0.0);
+      std::fill(t.Wt2.begin(), t.Wt2.end(), 0.0);
+      std::fill(t.Ws.begin(), t.Ws.end(), 0.0);
+      t.gap = x[2];
+      t.Wn[2] = 1;
+      t.Wt1[0] = 1;
+      t.Wt2[1] = 1;
+      t.slip[0] = x[3];
+      t.slip[1] = x[4];
+      t.mu = mu;
+      t.mu_static = mu_s;
+    }
+  }
+  void energies(double, const double* x, double& T, double& V, double& h, double& E) const override {
+    T = 0.5 * m * (x[3] * x[3] + x[4] * x[4] + x[5] * x[5]);
+    V = m * g * x[2] - Fx_ * x[0];
+    h = E = T + V;
+  }
+
+ private:
+  double Fx_;
+};
+
+}  // namespace
+
+TEST_CASE("cone engine: two dependent contacts slide together, stop at |v0|/(mu g) and stick, sharing the load equally") {
+  TwoFeet sys(0.0, {0, 0, 0, 0.6, 0.8, 0});
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(0.5), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  CHECK(rec.mode.front() == ConeEngine::with_contact_mode(ConeEngine::with_contact_mode(0, 0, ConeEngine::kSlide), 1, ConeEngine::kSlide));
+  const double t_stop = 1.0 / (TwoFeet::mu * TwoFeet::g);
+  REQUIRE(!rec.events.empty());
+  CHECK(rec.events.front().kind.rfind("stick_", 0) == 0);
+  CHECK(std::abs(rec.events.front().t - t_stop) <= 1e-12 * t_stop);
+  CHECK(rec.events.front().mode_after ==
+        ConeEngine::with_contact_mode(ConeEngine::with_contact_mode(0, 0, ConeEngine::kStick), 1, ConeEngine::kStick));
+  // The normal forces, each m g / 2 (outputs: normal_force_left and normal_force_right).
+  const auto& names = sys.outputs();
+  std::size_t nl = 0, nr = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].name == "normal_force_left") nl = i;
+    if (names[i].name == "normal_force_right") nr = i;
+  }
+  CHECK(rec.y.front()[nl] == doctest::Approx(0.5 * TwoFeet::m * TwoFeet::g).epsilon(1e-12));
+  CHECK(rec.y.back()[nr] == doctest::Approx(0.5 * TwoFeet::m * TwoFeet::g).epsilon(1e-12));
+  CHECK(std::abs(rec.x.back()[3]) <= 1e-9);
+}
+
+TEST_CASE("cone engine: two dependent contacts at rest hold a push up to mu_s m g and slide together above it") {
+  for (const double ratio : {0.99, 1.01}) {
+    const double F = ratio * TwoFeet::mu_s * TwoFeet::m * TwoFeet::g;
+    TwoFeet sys(F, {0, 0, 0, 0, 0, 0});
+    test::Recorder rec;
+    const RunResult res = simulate(sys, options(0.1), {&rec});
+    CAPTURE(ratio);
+    CAPTURE(res.message);
+    REQUIRE(res.status == "ok");
+    const int both_stick =
+        ConeEngine::with_contact_mode(ConeEngine::with_contact_mode(0, 0, ConeEngine::kStick), 1, ConeEngine::kStick);
+    const int both_slide =
+        ConeEngine::with_contact_mode(ConeEngine::with_contact_mode(0, 0, ConeEngine::kSlide), 1, ConeEngine::kSlide);
+    CHECK(rec.mode.front() == (ratio < 1 ? both_stick : both_slide));
+    const double a = ratio < 1 ? 0.0 : (F - TwoFeet::mu * TwoFeet::m * TwoFeet::g) / TwoFeet::m;
+    CHECK(std::abs(rec.x.back()[3] - a * rec.t.back()) <= 1e-9 * std::max(1.0, a * rec.t.back()));
+  }
+}
