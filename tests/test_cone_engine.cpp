@@ -394,3 +394,34 @@ TEST_CASE("cone engine: two dependent contacts at rest hold a push up to mu_s m 
     CHECK(std::abs(rec.x.back()[3] - a * rec.t.back()) <= 1e-9 * std::max(1.0, a * rec.t.back()));
   }
 }
+
+TEST_CASE("cone engine: a slip that cannot stop reverses at zero exactly once, in the direction the law gives") {
+  // A push F = -|F| x on the centre of a sphere slipping forwards at u0: u' = F/m - (7/2) mu g while u > 0, zero at
+  // t1 = u0 / (|F|/m + (7/2) mu g). Rolling would need the friction (2/7)|F| > mu_s m g, so it slides on backwards,
+  // u' = F/m + (7/2) mu g < 0.
+  SphereParams p;
+  p.mu = 0.2;
+  p.mu_s = 0.2;
+  const double F = 1.5 * 3.5 * p.mu_s * p.m * p.g, u0 = 0.5;
+  p.Fx = -F;
+  Sphere sys(p, start(p, 0.5, 0, u0, 0));
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(0.3), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  int turns = 0;
+  const EventRecord* restart = nullptr;
+  for (const auto& e : rec.events) {
+    if (e.kind == "slip_restart_ground") restart = &e;
+    turns += e.kind == "slip_restart_ground" || e.kind == "stick_ground";
+  }
+  CHECK(turns == 1);
+  REQUIRE(restart != nullptr);
+  const double t1 = u0 / (F / p.m + 3.5 * p.mu * p.g);
+  CHECK(std::abs(restart->t - t1) <= 1e-12 * t1);
+  CHECK(restart->extra.at("slip_direction_x_ground") == doctest::Approx(-1.0).epsilon(1e-12));
+  // After it the slip grows backwards: u = (-F/m + (7/2) mu g)(t - t1), with F = |F|.
+  const double rate = -F / p.m + 3.5 * p.mu * p.g;  // < 0
+  const auto& x = rec.x.back();
+  CHECK(x[6] - p.r * x[10] == doctest::Approx(rate * (rec.t.back() - t1)).epsilon(1e-10));
+}
