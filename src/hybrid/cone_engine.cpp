@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 
 #include "cone_detail.hpp"
+#include "contact_summary.hpp"
 #include "rollsim/core/error.hpp"
 
 namespace rollsim {
@@ -416,6 +417,26 @@ std::vector<std::string> ConeEngine::event_extras() const {
   v.push_back("settle_energy_loss");
   v.push_back("mode_candidates");
   return v;
+}
+
+std::unique_ptr<Summarizer> ConeEngine::make_summarizer() const {
+  std::vector<std::string> names;
+  for (const auto& c : contacts_) names.push_back(c.name);
+  // The event kinds name their contact (stick_NAME): counted by what precedes the name.
+  std::vector<std::string> families{"impact", "touchdown", "lift_off", "stick", "slip", "slip_restart", "slip_direction"};
+  auto family = [names](const std::string& kind) {
+    for (const auto& n : names)
+      if (kind.size() > n.size() + 1 && kind.compare(kind.size() - n.size() - 1, std::string::npos, "_" + n) == 0)
+        return kind.substr(0, kind.size() - n.size() - 1);
+    return kind;
+  };
+  return std::make_unique<ContactSummarizer>(
+      *this, std::move(names),
+      [](int mode, std::size_t k) {
+        static const char sym[4] = {'o', '0', 's', '?'};
+        return sym[ConeEngine::contact_mode(mode, k)];
+      },
+      "o open, 0 stick, s slide", std::move(families), family);
 }
 
 double ConeEngine::rest_speed(const double* x) const {

@@ -107,6 +107,7 @@ class ConeEngine : public OdeSystem, public WitnessSystem {
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int crossing_direction) const override;
   void compute_outputs(double t, const double* x, int mode, double* y) const override;
   std::vector<std::string> event_extras() const override;
+  std::unique_ptr<Summarizer> make_summarizer() const override;
 
   const std::vector<ConeContactSpec>& contacts() const { return contacts_; }
   /// The engine's states (after the model's) and its outputs (before the model's own).
