@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include <Eigen/Dense>
 
@@ -167,6 +168,25 @@ TEST_CASE("cone wiring: the keys of a rolling contact with Coulomb friction, eac
     INFO(msg);
     CHECK(msg.find(c.message) != std::string::npos);
     CHECK(msg.rfind(at, 0) == 0);
+  }
+  // The resolved scenario (every key with its value, an absent optional one empty or left out) loads and builds
+  // again with the contact's keys as they are written there: the absent `friction` left out, the absent
+  // static_friction_coefficient and restitution as "". (The other empty optional keys, of the body's orientation and
+  // the contact's shape, are taken out: those read an empty text back as an empty expression, not as absent.)
+  {
+    const Scenario sc = load_scenario_text(replaced(kBall, "friction_coefficient = \"mu\"", spin_key), "u.toml", {});
+    std::string resolved;
+    std::istringstream lines(sc.resolved_text());
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(" = \"\"") == std::string::npos || line.rfind("contacts.table.static_friction_coefficient", 0) == 0 ||
+          line.rfind("contacts.table.restitution", 0) == 0)
+        resolved += line + "\n";
+    INFO(resolved);
+    CHECK(resolved.find("contacts.table.friction =") == std::string::npos);
+    CHECK(resolved.find("contacts.table.static_friction_coefficient = \"\"") != std::string::npos);
+    CHECK(resolved.find("contacts.table.spin_friction_radius = \"0.01\"") != std::string::npos);
+    INFO(input_error(resolved));
+    CHECK(input_error(resolved).empty());
   }
   // Another contact rolling without slip in the same model.
   {
@@ -380,6 +400,47 @@ TEST_CASE("cone wiring: a scenario's contact builds the engine's system; its val
     CHECK((rate - expected).norm() <= 1e-6 * expected.norm());
     // The spin keeps its value (no spin friction): no torque about the normal.
     CHECK(std::abs((yp[output("spin_table")] - ym[output("spin_table")]) / (2 * h)) <= 1e-6);
+  }
+}
+
+TEST_CASE("cone wiring: a sphere set down sliding without spin sticks at 2 v0 / (7 mu g) and rolls on at 5/7 v0") {
+  // On the plane at rest, the contact closed from the start (z = 0, z' = 0) and sliding: the slip u = v_G + w x
+  // (-r e_z) decelerates at (7/2) mu g, so it reaches zero at t* = 2 v0 / (7 mu g); then the sphere rolls without
+  // slipping, v_G = v0 - mu g t* = 5/7 v0 (the angular momentum about the contact point is conserved).
+  const double v0 = 1.0, mu = 0.3, g = 9.81, r = 0.1;
+  const std::string text = replaced(replaced(replaced(kBall, "z = 0.05", "z = 0"), "[simulation]\nt_end = 0.1",
+                                             "[initial_rates]\nx = 1.0\n[simulation]\nt_end = 0.2\noutput_dt = 0.01"),
+                                    "[simulation]", "[solver]\nrtol = 1e-10\natol = 1e-12\n[simulation]");
+  const test::Run run = test::run_text(text);
+  REQUIRE(run.result.status == "ok");
+  const double t_stick = 2 * v0 / (7 * mu * g);
+  int sticks = 0;
+  for (const auto& e : run.rec.events) {
+    INFO(e.kind << " at " << e.t);
+    if (e.kind == "stick_table") {
+      ++sticks;
+      CHECK(e.t == doctest::Approx(t_stick).epsilon(1e-7));
+    }
+  }
+  CHECK(sticks == 1);
+  const auto sys = build_system(run.scenario);
+  const std::size_t vx = signal_index(sys->states(), "der_x", "test"), wy = signal_index(sys->states(), "der_phi", "test");
+  const std::size_t slip = signal_index(sys->outputs(), "slip_speed_table", "test");
+  const std::size_t normal = signal_index(sys->outputs(), "normal_force_table", "test");
+  REQUIRE(!run.rec.x.empty());
+  for (std::size_t k = 0; k < run.rec.t.size(); ++k) {
+    const double t = run.rec.t[k];
+    INFO("t = " << t);
+    CHECK(run.rec.y[k][normal] == doctest::Approx(0.5 * g).epsilon(1e-6));
+    if (t < t_stick) {
+      CHECK(run.rec.x[k][vx] == doctest::Approx(v0 - mu * g * t).epsilon(1e-7));
+      CHECK(run.rec.y[k][slip] == doctest::Approx(v0 - 3.5 * mu * g * t).epsilon(1e-7));
+    } else if (t > t_stick + 1e-6) {
+      CHECK(run.rec.x[k][vx] == doctest::Approx(5.0 / 7.0 * v0).epsilon(1e-7));
+      // Rolling: x' = r phi' (the angles stay 0 about z and x; phi turns about the body's y axis, here e_y).
+      CHECK(run.rec.x[k][wy] * r == doctest::Approx(5.0 / 7.0 * v0).epsilon(1e-7));
+      CHECK(std::abs(run.rec.y[k][slip]) <= 1e-7);
+    }
   }
 }
 
