@@ -444,4 +444,35 @@ TEST_CASE("cone wiring: a sphere set down sliding without spin sticks at 2 v0 / 
   }
 }
 
+TEST_CASE("cone wiring: a ball set down at rest on a turning table sticks and circles as it would rolling without slip") {
+  // scenarios/ball_on_turntable.toml with Coulomb friction instead of ideal rolling: set down at rest relative to the
+  // table, the ball needs a friction force of m (2/7) Omega^2 3.5 d = m Omega^2 d (its centre circles at 2 Omega/7 on
+  // radius 3.5 d about (-2.5 d, 0)), far below mu m g: it sticks throughout and keeps that circle (the table's
+  // surface does work on it, which the balance counts: energy_balance constant).
+  const double d = 0.02, Omega = 2.0;
+  const std::string text =
+      replaced(test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/ball_on_turntable.toml"), "friction = \"no_slip\"",
+               "friction_coefficient = \"0.4\"");
+  const test::Run run = test::run_text(text, {"simulation.output_dt=0.05"});
+  REQUIRE(run.result.status == "ok");
+  CHECK(run.rec.events.empty());
+  const auto sys = build_system(run.scenario);
+  CHECK(std::any_of(sys->states().begin(), sys->states().end(), [](const Signal& s) { return s.name == "work_surfaces"; }));
+  const std::size_t balance = signal_index(sys->outputs(), "energy_balance", "test");
+  double worst = 0, worst_balance = 0;
+  for (std::size_t k = 0; k < run.rec.t.size(); ++k) {
+    CHECK(run.rec.mode[k] == 1);  // stick
+    const double x = run.rec.x[k][0], y = run.rec.x[k][1];
+    worst = std::max(worst, std::abs(std::hypot(x + 2.5 * d, y) - 3.5 * d));
+    worst_balance = std::max(worst_balance, std::abs(run.rec.y[k][balance] - run.rec.y[0][balance]));
+  }
+  INFO("largest distance from the circle " << worst << " m, balance drift " << worst_balance << " J");
+  CHECK(worst <= 1e-7 * d);  // the integration error over 11 s at the default rtol 1e-10
+  CHECK(worst_balance <= 1e-9);
+  // One circle: back at the start at t = 7 pi / Omega.
+  CHECK(run.rec.t.back() == doctest::Approx(7 * M_PI / Omega));
+  CHECK(std::abs(run.rec.x.back()[0] - d) <= 1e-7 * d);
+  CHECK(std::abs(run.rec.x.back()[1]) <= 1e-7 * d);
+}
+
 }  // namespace rollsim
