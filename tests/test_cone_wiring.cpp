@@ -3,7 +3,9 @@
 // random states against hand formulas (gap z, the contact point's velocity v_G + w x (-r e_z) less the turning
 // plane's, the spin w.e_z - Omega, their rows and the biases as total time derivatives by central differences); the
 // system a scenario builds (the engine's states and outputs, their values against the same formulas) and a sliding
-// sphere's closed form: its slip decelerates at (7/2) mu g along the slip, under the normal force m g.
+// sphere's closed form: its slip decelerates at (7/2) mu g along the slip, under the normal force m g; runs: a sphere
+// set down sliding sticks at 2 v0/(7 mu g) and rolls on at 5/7 v0; a ball set down at rest on a turning table
+// sticks and keeps the circle of rolling without slip.
 #include <doctest/doctest.h>
 
 #include <algorithm>
