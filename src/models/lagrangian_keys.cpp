@@ -221,10 +221,8 @@ KeyTable make_key_table() {
   t.rolling_friction.rows = {
       optional_row(&RollingContactKeys::friction_coefficient, friction_coefficient, cone_constant),
       optional_row(&RollingContactKeys::static_friction_coefficient, static_friction_coefficient, cone_constant),
-      optional_row(&RollingContactKeys::restitution, [&] {
-        KeySpec k = optional_expression_key(restitution.path, "0", restitution.description);
-        return k;
-      }(), cone_constant),
+      optional_row(&RollingContactKeys::restitution, optional_expression_key(restitution.path, "0", restitution.description),
+                   cone_constant),
       optional_row(&RollingContactKeys::spin_friction_radius,
                    optional_expression_key("contacts.{name}.spin_friction_radius", "none",
                                            "R > 0 of a rolling contact's drilling (spin) friction, with "
