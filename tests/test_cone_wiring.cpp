@@ -1,7 +1,8 @@
 // The user model's rolling contacts with Coulomb friction, between the scenario and the cone's engine: the keys'
 // errors, each at its key; the kernel rs_cone_contacts of a sphere (coordinates x, y, z, psi, theta, phi, ZXY) at
 // random states against hand formulas (gap z, the contact point's velocity v_G + w x (-r e_z) less the turning
-// plane's, the spin w.e_z - Omega, their rows and the biases as total time derivatives by central differences); the
+// plane's, the spin w.e_z - Omega, their rows and the biases as total time derivatives by central differences; and a
+// disk's, its contact point the lowest point of its rim); the
 // system a scenario builds (the engine's states and outputs, their values against the same formulas) and a sliding
 // sphere's closed form: its slip decelerates at (7/2) mu g along the slip, under the normal force m g; runs: a sphere
 // set down sliding sticks at 2 v0/(7 mu g) and rolls on at 5/7 v0; a ball set down at rest on a turning table
@@ -89,22 +90,34 @@ t_end = 0.1
 
 /// The hand formulas of the sphere at (q, q') with radius r on the plane turning at Omega: the angular velocity in
 /// the world of the ZXY sequence, w = psi' e_z + theta' R_Z e_x + phi' R_Z R_X e_y; the contact point's velocity
-/// relative to the surface u = v_G + w x (-r e_z) - Omega e_z x p, p = (x, y, z); the spin w_z - Omega.
+/// relative to the surface u = v_G + w x (p - G) - Omega e_z x p, with p - G = -r e_z, p = (x, y, z); the spin
+/// w_z - Omega; the gap p_z. With `disk`, a disk of radius r whose axis is the body's y axis n = R e_y (R from
+/// Eigen's rotations): p - G = -r k, k = (e_z - n_z n) / |e_z - n_z n|, the direction to the highest rim point.
 struct Ball {
   double r = 0.1, Omega = 0;
+  bool disk = false;
   Eigen::Vector3d w(const double* q, const double* qd) const {
     const double psi = q[3], th = q[4];
     return qd[3] * Eigen::Vector3d(0, 0, 1) + qd[4] * Eigen::Vector3d(std::cos(psi), std::sin(psi), 0) +
            qd[5] * Eigen::Vector3d(-std::sin(psi) * std::cos(th), std::cos(psi) * std::cos(th), std::sin(th));
   }
+  Eigen::Vector3d offset(const double* q) const {
+    if (!disk) return {0, 0, -r};
+    const Eigen::Matrix3d R = (Eigen::AngleAxisd(q[3], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(q[4], Eigen::Vector3d::UnitX()) *
+                               Eigen::AngleAxisd(q[5], Eigen::Vector3d::UnitY()))
+                                  .toRotationMatrix();
+    const Eigen::Vector3d n = R.col(1), up = Eigen::Vector3d::UnitZ() - n(2) * n;
+    return -r * up.normalized();
+  }
+  Eigen::Vector3d point(const double* q) const { return Eigen::Vector3d(q[0], q[1], q[2] + r) + offset(q); }
   Eigen::Vector3d slip(const double* q, const double* qd) const {
-    const Eigen::Vector3d vG(qd[0], qd[1], qd[2]), p(q[0], q[1], q[2]);
-    return vG + w(q, qd).cross(Eigen::Vector3d(0, 0, -r)) - Eigen::Vector3d(0, 0, Omega).cross(p);
+    const Eigen::Vector3d vG(qd[0], qd[1], qd[2]);
+    return vG + w(q, qd).cross(offset(q)) - Eigen::Vector3d(0, 0, Omega).cross(point(q));
   }
   double spin(const double* q, const double* qd) const { return w(q, qd)(2) - Omega; }
-  /// The value (gap z, u_x, u_y, spin) `which` (0 to 3) at (q, q').
+  /// The value (gap, u_x, u_y, spin) `which` (0 to 3) at (q, q').
   double value(int which, const double* q, const double* qd) const {
-    if (which == 0) return q[2];
+    if (which == 0) return point(q)(2);
     if (which == 3) return spin(q, qd);
     return slip(q, qd)(which - 1);
   }
@@ -221,11 +234,13 @@ TEST_CASE("cone wiring: the kernel rs_cone_contacts of a sphere against the hand
   const kinematics::Frame f =
       kinematics::Frame::from_sequence("ball", kinematics::Frame::world(), "ZXY", {m.q[3], m.q[4], m.q[5]}, s);
   const kinematics::RigidBody ball{"ball", 1, kinematics::inertia_tensor({1, 1, 1}), {m.q[0], m.q[1], m.q[2] + r}, f};
-  // Two contacts: the plane at rest with the coefficients given, and turning at Omega with mu alone (mu_s = mu, e = 0,
-  // no spin friction).
-  for (int turning = 0; turning < 2; ++turning) {
-    const kinematics::RollingContact rc{"table", &ball, kinematics::RollingContact::Shape::Sphere, r, {0, 0, 1},
-                                        turning ? m.p[1] : ex(0), "k"};
+  // Three contacts: the sphere on the plane at rest with the coefficients given; on the plane turning at Omega with
+  // mu alone (mu_s = mu, e = 0, no spin friction); a disk (axis the body's y axis) on the plane at rest, mu alone.
+  for (int contact = 0; contact < 3; ++contact) {
+    const bool turning = contact != 0;
+    const kinematics::RollingContact rc{"table", &ball,
+                                        contact == 2 ? kinematics::RollingContact::Shape::Disk : kinematics::RollingContact::Shape::Sphere,
+                                        r, {0, 1, 0}, contact == 1 ? m.p[1] : ex(0), "k"};
     symbolic::LagrangeModel::ConeContact c;
     c.name = rc.name;
     c.gap = rc.gap();
@@ -261,7 +276,7 @@ TEST_CASE("cone wiring: the kernel rs_cone_contacts of a sphere against the hand
     double q[6], qd[6], a[6];
     random_state(rng, q, qd, a);
     const double t = 0.4;
-    std::vector<double> in(lay.size, 0.0), out(2 * stride, 0.0);
+    std::vector<double> in(lay.size, 0.0), out(3 * stride, 0.0);
     in[lay.t] = t;
     for (std::size_t i = 0; i < n; ++i) {
       in[lay.q + i] = q[i];
@@ -270,13 +285,14 @@ TEST_CASE("cone wiring: the kernel rs_cone_contacts of a sphere against the hand
     }
     for (std::size_t i = 0; i < 6; ++i) in[lay.p + i] = p[i];
     kernel(in.data(), out.data());
-    for (int turning = 0; turning < 2; ++turning) {
-      const Ball hand{p[0], turning ? p[1] : 0.0};
-      const double* o = out.data() + static_cast<std::size_t>(turning) * stride;
+    for (int contact = 0; contact < 3; ++contact) {
+      const bool turning = contact != 0;
+      const Ball hand{p[0], contact == 1 ? p[1] : 0.0, contact == 2};
+      const double* o = out.data() + static_cast<std::size_t>(contact) * stride;
       // The blocks: gap (value, dg/dq, bias), then u1, u2, w_n (value, d/dq', bias).
       const std::size_t at[4] = {0, n + 2, 2 * n + 4, 3 * n + 6};
       for (int which = 0; which < 4; ++which) {
-        INFO("turning " << turning << ", quantity " << which);
+        INFO("contact " << contact << ", quantity " << which);
         const double* b = o + at[which];
         CHECK(b[0] == doctest::Approx(hand.value(which, q, qd)).epsilon(1e-12));
         // The row: d/dq for the gap (a function of q), d/dq' for the others (linear in q'), by central differences.
