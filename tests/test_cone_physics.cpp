@@ -491,4 +491,28 @@ TEST_CASE("cone physics: the leaning coin launched with slip (rolling_coin_slip.
   CHECK(ratio_after < 1.0);
 }
 
+TEST_CASE("cone physics: the coin of rolling_coin.toml started spinning too fast sticks, slips again where the cone is reached, and keeps its balance") {
+  // The steady turning of rolling_coin.toml (lean 0.3 rad, heading rate -3 rad/s, the contact point moving at
+  // a (14.2259 rad/s) = 0.7113 m/s) with the spin 20 rad/s instead of 14.2259 and Coulomb friction mu = 0.2: the
+  // slip vanishes (stick), the coin then nutates strongly and the friction it needs to roll reaches mu N, where
+  // Coulomb's law makes it slide again (the slide along minus the sticking force is consistent there: the
+  // friction is continuous at the cone). Whatever follows, the law holds: the friction never leaves the cone, the
+  // energy balance is constant, the dissipation never decreases, and every stick -> slip comes at the cone's edge.
+  const double t_end = test::full_or_sanitized(1.5, 0.6);
+  const test::Run coin = run("rolling_coin_slip.toml", {"initial.theta=0.3", "initial_rates.psi=-3", "initial_rates.phi=20",
+                                                        "initial_rates.x=0.7112930499816459",
+                                                        "simulation.t_end=" + test::digits(t_end)});
+  CHECK_MESSAGE(coin.result.completed(), coin.result.message);
+  CHECK(!events_of(coin, "stick_ground").empty());
+  const auto slips = events_of(coin, "slip_ground");
+  CHECK(!slips.empty());
+  const test::RunSignals sig(coin);
+  const auto D = sig("dissipated_friction"), balance = sig("energy_balance"), ratio = sig("cone_ratio_ground");
+  CHECK(spread(balance) <= 1e-8 * balance.front());
+  double d_down = 0;
+  for (std::size_t k = 1; k < D.size(); ++k) d_down = std::max(d_down, D[k - 1] - D[k]);
+  CHECK(d_down <= 0.0);
+  CHECK(*std::max_element(ratio.begin(), ratio.end()) <= 1 + 1e-9);
+}
+
 }  // namespace rollsim
