@@ -354,7 +354,7 @@ TEST_CASE("cone physics: the rolling/sliding disk of Antali and Stepan written i
   // The 3-D model's slip stays in the plane of the disk (x), and its events come at the planar closed form's times:
   // reversals at 0.0148, 0.2258 and 0.6138 s, a stick at 0.8917 s, rolling until the spring's pull exceeds the
   // friction cone at 0.9238 s, a stick at 1.2244 s, a slip at 1.3141 s.
-  PlanarDisk planar{2, 0.5, 200, 0.3, 9.81};
+  PlanarDisk planar{2, 0.5, 200, 0.3, 9.81, {}, 0};
   const double t_end = 1.4;
   planar.run(0.25, 0.0, 0.5, t_end);
   REQUIRE(planar.events.size() == 7);
