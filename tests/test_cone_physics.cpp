@@ -297,7 +297,7 @@ struct PlanarDisk {
     while (true) {
       const double u0 = u, v0 = v, w0 = w, s0 = s;
       if (s0 != 0) {
-        const auto at = [=](double tt, double& uu, double& vv) {
+        const auto at = [=, this](double tt, double& uu, double& vv) {
           uu = -s0 * c + (u0 + s0 * c) * std::cos(W * tt) + v0 / W * std::sin(W * tt);
           vv = -(u0 + s0 * c) * W * std::sin(W * tt) + v0 * std::cos(W * tt);
           return w0 + (vv - v0) - s0 * mu * g * tt / j;
