@@ -242,6 +242,7 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
   Combination c;
   c.modes.resize(nc);
   c.d.assign(nc, Eigen::Vector3d::UnitX());
+  const double eps = rest_speed(x);
   for (std::size_t k = 0; k < nc; ++k) {
     c.modes[k] = contact_mode(mode, k);
     double v[3];
@@ -250,16 +251,17 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
     s.gdot[k] = 0;
     for (std::size_t i = 0; i < n; ++i) s.gdot[k] += w.terms[k].Wn[i] * x[n + i];
     if (c.modes[k] == kSlide) {
-      // The force's direction: the slip's, continued through zero along the reference (cone_engine.hpp).
+      // The force's direction: the slip's, continued through zero along the reference (cone_engine.hpp), and the
+      // reference's where the slip is below the zero-speed tolerance eps: d = (sign(v.r) v + eps r)/|...|. In exact
+      // arithmetic a slip that starts from rest, or comes to rest, does so along its reference (v = kappa d t),
+      // where this is v/|v| itself; what it removes is the direction of rounding noise in a slip of 1e-16, which
+      // would turn the force at random at the start of every slide from rest.
       const Eigen::Vector3d vv(v[0], v[1], v[2]);
-      const Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
-      const double speed = vv.norm();
-      if (speed > 0 && std::isfinite(speed)) {
-        c.d[k] = vv / speed;
-        if (vv.dot(r) < 0) c.d[k] = -c.d[k];
-      } else {
-        c.d[k] = r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
-      }
+      Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
+      r = r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
+      const Eigen::Vector3d w = (vv.dot(r) < 0 ? -vv : vv) + eps * r;
+      const double wn = w.norm();
+      c.d[k] = wn > 0 && std::isfinite(wn) ? Eigen::Vector3d(w / wn) : r;
     }
     for (int i = 0; i < 3; ++i) s.dir[3 * k + static_cast<std::size_t>(i)] = c.d[k](i);
   }

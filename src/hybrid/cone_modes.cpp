@@ -175,47 +175,52 @@ std::vector<std::pair<double, Eigen::Vector3d>> directions_of(const Problem& p, 
       if (!residual(p, c, k, d, across, kap)) return std::numeric_limits<double>::quiet_NaN();
       return d.x() * across.y() - d.y() * across.x();  // cross(d, y_t) = cross(d, across)
     };
-    double th0 = 0, k0 = 0;
-    double g0 = g(th0, k0);
-    for (int i = 1; i <= kSamples; ++i) {
-      const double th1 = 2 * kPi * i / kSamples;
-      double k1 = 0;
-      const double g1 = g(th1, k1);
-      if (std::isfinite(g0) && std::isfinite(g1) && ((g0 <= 0 && g1 > 0) || (g0 >= 0 && g1 < 0) || g0 == 0)) {
-        double a = th0, b = th1, ga = g0;
-        if (g0 != 0)
-          for (int it = 0; it < 200 && b - a > 1e-15; ++it) {
-            const double mid = 0.5 * (a + b);
-            double km = 0;
-            const double gm = g(mid, km);
-            if (!std::isfinite(gm)) break;
-            if ((ga <= 0) == (gm <= 0)) {
-              a = mid;
-              ga = gm;
-            } else {
-              b = mid;
-            }
+    // The samples go round the circle once, the last interval closing on the first sample's value: a root at the
+    // angle 0 (the slip along the first tangent, the planar case) is then found whichever side of 0 rounding puts
+    // it, since g(0) and g(2 pi) need not agree in sign when both are at rounding level.
+    std::vector<double> vals(kSamples);
+    for (int i = 0; i < kSamples; ++i) {
+      double kap = 0;
+      vals[static_cast<std::size_t>(i)] = g(2 * kPi * i / kSamples, kap);
+    }
+    for (int i = 0; i < kSamples; ++i) {
+      const double th0 = 2 * kPi * i / kSamples, th1 = 2 * kPi * (i + 1) / kSamples;
+      const double g0 = vals[static_cast<std::size_t>(i)], g1 = vals[static_cast<std::size_t>((i + 1) % kSamples)];
+      if (!std::isfinite(g0) || !std::isfinite(g1) || !((g0 <= 0 && g1 > 0) || (g0 >= 0 && g1 < 0) || g0 == 0)) continue;
+      double a = th0, b = th1, ga = g0;
+      if (g0 != 0)
+        for (int it = 0; it < 200 && b - a > 1e-15; ++it) {
+          const double mid = 0.5 * (a + b);
+          double km = 0;
+          const double gm = g(mid, km);
+          if (!std::isfinite(gm)) break;
+          if ((ga <= 0) == (gm <= 0)) {
+            a = mid;
+            ga = gm;
+          } else {
+            b = mid;
           }
-        const double th = g0 == 0 ? th0 : 0.5 * (a + b);
-        double kr = 0;
-        if (residual(p, c, k, direction(2, th, 0), across, kr) && kr > 0) {
-          bool dup = false;
-          for (const auto& f : found) dup = dup || (f.second - direction(2, th, 0)).norm() < 1e-9;
-          if (!dup) found.emplace_back(kr, direction(2, th, 0));
         }
+      const double th = g0 == 0 ? th0 : 0.5 * (a + b);
+      double kr = 0;
+      // Every root is kept, kappa of either sign: at the cone's edge (the instant sticking stops holding) the
+      // consistent direction has kappa = 0 up to rounding; combination_margin judges the sign.
+      if (residual(p, c, k, direction(2, th, 0), across, kr)) {
+        bool dup = false;
+        for (const auto& f : found) dup = dup || (f.second - direction(2, th, 0)).norm() < 1e-9;
+        if (!dup) found.emplace_back(kr, direction(2, th, 0));
       }
-      th0 = th1;
-      g0 = g1;
     }
   } else {
     constexpr int kSamples = 2000;
+    const double yscale = std::max(p.b.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
     std::vector<std::pair<double, Eigen::Vector3d>> best;
     const double golden = kPi * (3 - std::sqrt(5.0));
     for (int i = 0; i < kSamples; ++i) {
       const double z = 1 - 2 * (i + 0.5) / kSamples, rr = std::sqrt(1 - z * z), th = golden * i;
       const Eigen::Vector3d d(rr * std::cos(th), rr * std::sin(th), z);
-      if (!residual(p, c, k, d, across, kappa) || !(kappa > 0)) continue;
-      best.emplace_back(across.norm() / kappa, d);
+      if (!residual(p, c, k, d, across, kappa)) continue;
+      best.emplace_back(std::atan2(across.norm(), kappa), d);  // the angle between d and its slip rate
     }
     std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t s = 0; s < std::min<std::size_t>(best.size(), 8); ++s) {
@@ -237,7 +242,7 @@ std::vector<std::pair<double, Eigen::Vector3d>> directions_of(const Problem& p, 
         if (!step.allFinite()) break;
         d = (d + step(0) * e1 + step(1) * e2).normalized();
       }
-      if (residual(p, c, k, d, across, kappa) && kappa > 0 && across.norm() <= 1e-9 * kappa) {
+      if (residual(p, c, k, d, across, kappa) && across.norm() <= 1e-9 * std::max(std::abs(kappa), yscale)) {
         bool dup = false;
         for (const auto& f : found) dup = dup || (f.second - d).norm() < 1e-6;
         if (!dup) found.emplace_back(kappa, d);
@@ -250,37 +255,157 @@ std::vector<std::pair<double, Eigen::Vector3d>> directions_of(const Problem& p, 
 
 }  // namespace
 
+namespace {
+
+/// The tangent basis of the sphere of directions at d: one vector for a 2-D slip, two for a 3-D one.
+std::vector<Eigen::Vector3d> tangents(std::size_t dim, const Eigen::Vector3d& d) {
+  if (dim == 2) return {Eigen::Vector3d(-d.y(), d.x(), 0)};
+  const Eigen::Vector3d e1 = d.unitOrthogonal();
+  return {e1, d.cross(e1)};
+}
+
+/// The joint residual of the directions of the contacts ks: each slip rate's parts across its direction. false
+/// where the combination is singular. `kappa`: the rates along the directions.
+bool joint_residual(const Problem& p, Combination& c, const std::vector<std::size_t>& ks, Eigen::VectorXd& r,
+                    std::vector<double>& kappa) {
+  if (!solve_combination(p, c)) return false;
+  std::vector<double> parts;
+  kappa.clear();
+  for (std::size_t k : ks) {
+    const auto o = static_cast<Eigen::Index>(p.off[k]);
+    Eigen::Vector3d yt = Eigen::Vector3d::Zero();
+    yt.head(static_cast<Eigen::Index>(p.dim[k])) = c.y.segment(o + 1, static_cast<Eigen::Index>(p.dim[k]));
+    kappa.push_back(c.d[k].dot(yt));
+    // The angles between the direction and the slip rate, in each tangent direction: scale-free, so that a contact
+    // whose slip rate is small weighs as much as the others, and zero only where kappa > 0.
+    const Eigen::Vector3d across = yt - kappa.back() * c.d[k];
+    for (const auto& e : tangents(p.dim[k], c.d[k])) parts.push_back(std::atan2(e.dot(across), kappa.back()));
+  }
+  r = Eigen::Map<Eigen::VectorXd>(parts.data(), static_cast<Eigen::Index>(parts.size()));
+  return r.allFinite();
+}
+
+/// Newton's method on the directions of several contacts at once (a difference Jacobian in their tangent planes,
+/// the step halved until the residual falls), from the directions in c. Returns whether it converged.
+bool joint_newton(const Problem& p, Combination& c, const std::vector<std::size_t>& ks) {
+  Eigen::VectorXd r, r1;
+  std::vector<double> kappa;
+  if (!joint_residual(p, c, ks, r, kappa)) return false;
+  for (int it = 0; it < 60; ++it) {
+    if (r.norm() <= 1e-13) return true;
+    std::vector<std::pair<std::size_t, Eigen::Vector3d>> params;
+    for (std::size_t k : ks)
+      for (const auto& e : tangents(p.dim[k], c.d[k])) params.emplace_back(k, e);
+    Eigen::MatrixXd J(r.size(), static_cast<Eigen::Index>(params.size()));
+    const double h = 1e-7;
+    const Combination base = c;
+    for (std::size_t j = 0; j < params.size(); ++j) {
+      Combination probe = base;
+      probe.d[params[j].first] = (base.d[params[j].first] + h * params[j].second).normalized();
+      if (!solve_combination(p, probe)) return false;
+      Eigen::Index row = 0;
+      for (std::size_t k : ks) {
+        const auto o = static_cast<Eigen::Index>(p.off[k]);
+        Eigen::Vector3d yt = Eigen::Vector3d::Zero();
+        yt.head(static_cast<Eigen::Index>(p.dim[k])) = probe.y.segment(o + 1, static_cast<Eigen::Index>(p.dim[k]));
+        // The probe's own direction against its slip rate (the part across it), in the base's tangent basis.
+        const Eigen::Vector3d& d = probe.d[k];
+        const Eigen::Vector3d across = yt - d.dot(yt) * d;
+        for (const auto& e : tangents(p.dim[k], base.d[k])) {
+          J(row, static_cast<Eigen::Index>(j)) = (std::atan2(e.dot(across), d.dot(yt)) - r(row)) / h;
+          ++row;
+        }
+      }
+    }
+    const Eigen::VectorXd step = J.colPivHouseholderQr().solve(-r);
+    if (!step.allFinite()) return false;
+    double t = 1;
+    bool better = false;
+    for (int half = 0; half < 30 && !better; ++half, t *= 0.5) {
+      c = base;
+      for (std::size_t j = 0; j < params.size(); ++j)
+        c.d[params[j].first] = (c.d[params[j].first] + t * step(static_cast<Eigen::Index>(j)) * params[j].second).normalized();
+      better = joint_residual(p, c, ks, r1, kappa) && r1.norm() < r.norm();
+    }
+    if (!better) {
+      c = base;
+      return joint_residual(p, c, ks, r, kappa) && r.norm() <= 1e-9;
+    }
+    r = r1;
+  }
+  return r.norm() <= 1e-9;
+}
+
+}  // namespace
+
 bool find_directions(const Problem& p, Combination& c, const std::vector<bool>& from_rest, bool& unique) {
   std::vector<std::size_t> ks;
   for (std::size_t k = 0; k < p.nc; ++k)
     if (from_rest[k] && c.modes[k] == ConeEngine::kSlide) ks.push_back(k);
   if (ks.empty()) return solve_combination(p, c);
-  // The start: each direction along its free slip rate (no friction at those contacts).
+  if (ks.size() == 1) {
+    // One contact: every consistent direction, found by a search over all of them.
+    const auto found = directions_of(p, c, ks.front());
+    if (found.empty()) return false;
+    if (std::count_if(found.begin(), found.end(), [](const auto& f) { return f.first > 0; }) > 1) unique = false;
+    c.d[ks.front()] = found.front().second;
+    return solve_combination(p, c);
+  }
+  // Several contacts start to slide together: their directions are coupled. Newton's method on all of them at once,
+  // from the directions of their free slip rates (no friction at those contacts), then from a few more starts; a
+  // root counts where every contact's slip grows along its direction (kappa > 0).
+  std::vector<std::vector<Eigen::Vector3d>> starts;
   {
     Combination free = c;
-    std::vector<double> mu0 = p.mu;
     Problem q = p;
     for (std::size_t k : ks) q.mu[k] = 0;
+    std::vector<Eigen::Vector3d> d = c.d;
     if (solve_combination(q, free))
       for (std::size_t k : ks) {
         const auto o = static_cast<Eigen::Index>(p.off[k]);
         Eigen::Vector3d yt = Eigen::Vector3d::Zero();
         yt.head(static_cast<Eigen::Index>(p.dim[k])) = free.y.segment(o + 1, static_cast<Eigen::Index>(p.dim[k]));
-        c.d[k] = yt.norm() > 0 ? Eigen::Vector3d(yt.normalized()) : Eigen::Vector3d::UnitX();
+        d[k] = yt.norm() > 0 ? Eigen::Vector3d(yt.normalized()) : Eigen::Vector3d::UnitX();
       }
-  }
-  for (int sweep = 0; sweep < (ks.size() == 1 ? 1 : 50); ++sweep) {
-    double change = 0;
-    for (std::size_t k : ks) {
-      const auto found = directions_of(p, c, k);
-      if (found.empty()) return false;
-      if (found.size() > 1) unique = false;
-      change = std::max(change, (found.front().second - c.d[k]).norm());
-      c.d[k] = found.front().second;
+    starts.push_back(d);
+    // Further starts: a grid of directions turned from the free ones, contact by contact: 8 angles each for two
+    // contacts, 4 for three, 2 beyond (at most 64 starts in all for up to six contacts).
+    const int per = ks.size() == 2 ? 8 : ks.size() == 3 ? 4 : 2;
+    long total = 1;
+    for (std::size_t i = 0; i < ks.size() && total <= 64; ++i) total *= per;
+    total = std::min<long>(total, 64);
+    for (long s = 1; s < total; ++s) {
+      std::vector<Eigen::Vector3d> e = d;
+      long code = s;
+      for (std::size_t k : ks) {
+        const double a = 2 * kPi / per * static_cast<double>(code % per);
+        code /= per;
+        const Eigen::Vector3d t = tangents(p.dim[k], d[k]).front();
+        e[k] = (std::cos(a) * d[k] + std::sin(a) * t).normalized();
+      }
+      starts.push_back(e);
     }
-    if (!solve_combination(p, c)) return false;
-    if (change < 1e-12) break;
   }
+  std::vector<Combination> roots;
+  for (const auto& d : starts) {
+    Combination trial = c;
+    trial.d = d;
+    if (!joint_newton(p, trial, ks)) continue;
+    Eigen::VectorXd r;
+    std::vector<double> kappa;
+    if (!joint_residual(p, trial, ks, r, kappa)) continue;
+    // kappa of either sign is kept (at the cone's edge it is 0 up to rounding): combination_margin judges it.
+    bool dup = false;
+    for (const auto& root : roots) {
+      double diff = 0;
+      for (std::size_t k : ks) diff = std::max(diff, (root.d[k] - trial.d[k]).norm());
+      dup = dup || diff < 1e-6;
+    }
+    if (!dup) roots.push_back(trial);
+  }
+  if (roots.empty()) return false;
+  if (roots.size() > 1) unique = false;
+  c = roots.front();
   return solve_combination(p, c);
 }
 
@@ -311,7 +436,8 @@ bool choose(const Problem& p, const std::vector<std::vector<int>>& cands, const 
     }
     ++report.candidates;
     bool unique = true;
-    if (find_directions(p, c, from_rest, unique)) {
+    const bool fd = find_directions(p, c, from_rest, unique);
+    if (fd) {
       std::string why;
       const double m = combination_margin(p, c, at_rest, from_rest, &why);
       if (m >= -kWeak) {
