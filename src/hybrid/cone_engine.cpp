@@ -242,7 +242,6 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
   Combination c;
   c.modes.resize(nc);
   c.d.assign(nc, Eigen::Vector3d::UnitX());
-  const double eps = rest_speed(x);
   for (std::size_t k = 0; k < nc; ++k) {
     c.modes[k] = contact_mode(mode, k);
     double v[3];
@@ -253,15 +252,19 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
     if (c.modes[k] == kSlide) {
       // The force's direction: the slip's, continued through zero along the reference (cone_engine.hpp), and the
       // reference's where the slip is below the zero-speed tolerance eps: d = (sign(v.r) v + eps r)/|...|. In exact
-      // arithmetic a slip that starts from rest, or comes to rest, does so along its reference (v = kappa d t),
-      // where this is v/|v| itself; what it removes is the direction of rounding noise in a slip of 1e-16, which
-      // would turn the force at random at the start of every slide from rest.
+      // arithmetic a slip that starts from rest, or comes to rest, does so along its reference (v = kappa d t), where
+      // this is v/|v| itself. Near zero slip the direction of v relaxes to the consistent one at a rate (mu N |W| +
+      // |v'|)/|v| that grows without bound: below eps that stiffness (a slide from rest on the cone's edge, kappa = 0
+      // there and the slip growing as t^2, stalled the integrator at steps of 1e-13 s) is replaced by the reference.
       const Eigen::Vector3d vv(v[0], v[1], v[2]);
       Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
       r = r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
-      const Eigen::Vector3d w = (vv.dot(r) < 0 ? -vv : vv) + eps * r;
-      const double wn = w.norm();
-      c.d[k] = wn > 0 && std::isfinite(wn) ? Eigen::Vector3d(w / wn) : r;
+      // eps: the engine's zero-speed tolerance (rest_speed: 1e-3 of the capture velocity or 1e-6, plus 1e-9 of the
+      // largest rate), below which it counts any rate as zero.
+      const double eps = rest_speed(x);
+      const Eigen::Vector3d wv = (vv.dot(r) < 0 ? -vv : vv) + eps * r;
+      const double wn = wv.norm();
+      c.d[k] = wn > 0 && std::isfinite(wn) ? Eigen::Vector3d(wv / wn) : r;
     }
     for (int i = 0; i < 3; ++i) s.dir[3 * k + static_cast<std::size_t>(i)] = c.d[k](i);
   }
