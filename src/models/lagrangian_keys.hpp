@@ -35,11 +35,16 @@ struct Reader {
   ex parse(const std::string& key, const Depends& depends = {}) const;
   /// A list of expressions (a StringList key), each parsed; an error at its item inside the list.
   std::vector<ex> parse_list(const std::string& key, const Depends& depends = {}) const;
-  /// Whether the scenario gives `key` (not its schema default).
-  bool given(const std::string& key) const { return sc.values.count(key) && !sc.values.at(key).defaulted; }
-  /// Whether the scenario gives an optional text key a value: given and not empty (a resolved scenario writes an
-  /// unset optional key as "", which must load as unset again).
-  bool has_text(const std::string& key) const { return given(key) && !sc.string(key).empty(); }
+  /// Whether the scenario gives `key` (not its schema default). A text key given as "" is not given: a resolved
+  /// scenario (the one every result file stores) writes an unset optional key as "", which must load as unset again.
+  bool given(const std::string& key) const {
+    const auto it = sc.values.find(key);
+    if (it == sc.values.end() || it->second.defaulted) return false;
+    const auto* text = std::get_if<std::string>(&it->second.value);
+    return !text || !text->empty();
+  }
+  /// The same for an optional text key.
+  bool has_text(const std::string& key) const { return given(key); }
 };
 
 /// One key of a user model, declared once: its schema (the KeySpec, whose path, description and string default
