@@ -305,7 +305,9 @@ namespace {
 /// |v0| / (mu g); a push F at rest holds while |F| <= mu_s m g.
 class TwoFeet final : public ConeEngine {
  public:
-  TwoFeet(double Fx, std::vector<double> x0) : Fx_(Fx) {
+  TwoFeet(double Fx, std::vector<double> x0, double mu_left = mu, double mu_right = mu, double mu_s_left = mu_s,
+          double mu_s_right = mu_s)
+      : Fx_(Fx), mu_{mu_left, mu_right}, mu_s_{mu_s_left, mu_s_right} {
     Signals base;
     for (const char* c : {"x", "y", "z"}) base.push_back({c, "1", "coordinate"});
     for (const char* c : {"der_x", "der_y", "der_z"}) base.push_back({c, "1", "rate"});
@@ -335,8 +337,8 @@ class TwoFeet final : public ConeEngine {
       t.Wt2[1] = 1;
       t.slip[0] = x[3];
       t.slip[1] = x[4];
-      t.mu = mu;
-      t.mu_static = mu_s;
+      t.mu = mu_[k];
+      t.mu_static = mu_s_[k];
     }
   }
   void energies(double, const double* x, double& T, double& V, double& h, double& E) const override {
@@ -347,6 +349,7 @@ class TwoFeet final : public ConeEngine {
 
  private:
   double Fx_;
+  double mu_[2], mu_s_[2];
 };
 
 }  // namespace
@@ -424,4 +427,38 @@ TEST_CASE("cone engine: a slip that cannot stop reverses at zero exactly once, i
   const double rate = -F / p.m + 3.5 * p.mu * p.g;  // < 0
   const auto& x = rec.x.back();
   CHECK(x[6] - p.r * x[10] == doctest::Approx(rate * (rec.t.back() - t1)).epsilon(1e-10));
+}
+
+TEST_CASE("cone engine: two dependent contacts with different friction hold a push the least-norm split could not") {
+  // mu_s 0.1 at the left foot, 0.9 at the right: the load may rest on either, so sticking holds any push up to
+  // 0.9 m g (all of it on the right foot). The least-norm split (m g / 2 each, the push halved) would let the left
+  // foot hold only 0.05 m g. At 0.4 m g the block stays at rest; the forces are the split farthest inside both cones.
+  const double mg = TwoFeet::m * TwoFeet::g;
+  TwoFeet sys(0.4 * mg, {0, 0, 0, 0, 0, 0}, 0.1, 0.9, 0.1, 0.9);
+  test::Recorder rec;
+  const RunResult res = simulate(sys, options(0.1), {&rec});
+  CAPTURE(res.message);
+  REQUIRE(res.status == "ok");
+  const int both_stick =
+      ConeEngine::with_contact_mode(ConeEngine::with_contact_mode(0, 0, ConeEngine::kStick), 1, ConeEngine::kStick);
+  CHECK(rec.mode.front() == both_stick);
+  CHECK(std::abs(rec.x.back()[3]) <= 1e-12);
+  // The split: both cones' margins equal and positive, the normal forces summing to m g, the pushes to 0.4 m g.
+  const auto& out = sys.outputs();
+  auto col = [&](const std::string& name) {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (out[i].name == name) return i;
+    return out.size();
+  };
+  const auto& y = rec.y.front();
+  const double Nl = y[col("normal_force_left")], Nr = y[col("normal_force_right")];
+  const double Pl = std::abs(y[col("friction_x_left")]), Pr = std::abs(y[col("friction_x_right")]);
+  CHECK(Nl + Nr == doctest::Approx(mg).epsilon(1e-9));
+  CHECK(Pl + Pr == doctest::Approx(0.4 * mg).epsilon(1e-9));
+  CHECK(Pl <= 0.1 * Nl);
+  CHECK(Pr <= 0.9 * Nr);
+  // The rule maximises the smallest margin; it is at least that of one feasible split, Nl = 0.1 mg, Nr = 0.9 mg,
+  // Pl = 0, Pr = 0.4 mg: min(0.01 mg, 0.41 mg, 0.1 mg, 0.9 mg) = 0.01 mg.
+  const double margin = std::min({0.1 * Nl - Pl, 0.9 * Nr - Pr, Nl, Nr});
+  CHECK(margin >= 0.01 * mg);
 }

@@ -50,6 +50,74 @@ void build_map(const Problem& p, const Combination& c, Eigen::MatrixXd& E, std::
   for (std::size_t j = 0; j < cols.size(); ++j) E.col(static_cast<Eigen::Index>(j)) = cols[j];
 }
 
+/// The smallest cone margin of the forces P = E z of combination c: N_k of every closed contact and mu_s N_k - |P_t|
+/// of every sticking one.
+double split_margin(const Problem& p, const Combination& c, const Eigen::MatrixXd& E, const Eigen::VectorXd& z) {
+  const Eigen::VectorXd P = E * z;
+  double worst = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < p.nc; ++k) {
+    if (c.modes[k] == ConeEngine::kOpen) continue;
+    const auto o = static_cast<Eigen::Index>(p.off[k]);
+    worst = std::min(worst, P(o));
+    if (c.modes[k] == ConeEngine::kStick)
+      worst = std::min(worst, p.mu_s[k] * P(o) - P.segment(o + 1, static_cast<Eigen::Index>(p.dim[k])).norm());
+  }
+  return worst;
+}
+
+/// The forces z0 + Z alpha of largest split_margin (a concave function of alpha): Nelder and Mead's simplex search
+/// from alpha = 0 (the least-norm split), its first steps of the forces' size.
+Eigen::VectorXd best_split(const Problem& p, const Combination& c, const Eigen::MatrixXd& E, const Eigen::VectorXd& z0,
+                           const Eigen::MatrixXd& Z) {
+  const auto dim = Z.cols();
+  auto f = [&](const Eigen::VectorXd& a) { return -split_margin(p, c, E, z0 + Z * a); };
+  const double step = std::max(z0.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
+  std::vector<Eigen::VectorXd> x(static_cast<std::size_t>(dim + 1), Eigen::VectorXd::Zero(dim));
+  for (Eigen::Index i = 0; i < dim; ++i) x[static_cast<std::size_t>(i + 1)](i) = step;
+  std::vector<double> fx(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) fx[i] = f(x[i]);
+  for (int it = 0; it < 200 * static_cast<int>(dim + 1); ++it) {
+    std::vector<std::size_t> order(x.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fx[a] < fx[b]; });
+    const std::size_t best = order.front(), worst = order.back(), second = order[order.size() - 2];
+    if (std::abs(fx[worst] - fx[best]) <= 1e-15 * (std::abs(fx[best]) + step)) break;
+    Eigen::VectorXd centre = Eigen::VectorXd::Zero(dim);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (i != worst) centre += x[i];
+    centre /= static_cast<double>(dim);
+    const Eigen::VectorXd xr = centre + (centre - x[worst]);
+    const double fr = f(xr);
+    if (fr < fx[best]) {
+      const Eigen::VectorXd xe = centre + 2 * (centre - x[worst]);
+      const double fe = f(xe);
+      x[worst] = fe < fr ? xe : xr;
+      fx[worst] = std::min(fe, fr);
+    } else if (fr < fx[second]) {
+      x[worst] = xr;
+      fx[worst] = fr;
+    } else {
+      const Eigen::VectorXd xc = centre + 0.5 * (x[worst] - centre);
+      const double fc = f(xc);
+      if (fc < fx[worst]) {
+        x[worst] = xc;
+        fx[worst] = fc;
+      } else {
+        for (std::size_t i = 0; i < x.size(); ++i)
+          if (i != best) {
+            x[i] = x[best] + 0.5 * (x[i] - x[best]);
+            fx[i] = f(x[i]);
+          }
+      }
+    }
+  }
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < x.size(); ++i)
+    if (fx[i] < fx[best]) best = i;
+  // Only a better split than the least-norm one replaces it.
+  return fx[best] < f(Eigen::VectorXd::Zero(dim)) ? Eigen::VectorXd(z0 + Z * x[best]) : z0;
+}
+
 }  // namespace
 
 bool solve_combination(const Problem& p, Combination& c) {
@@ -79,13 +147,18 @@ bool solve_combination(const Problem& p, Combination& c) {
     z = lu.solve(r);
   } else {
     // Dependent rows (a rigid body held at two or more points is statically indeterminate): the forces are one of
-    // many; the rule takes the least-squares one of least norm (Moore-Penrose), and the combination exists only
-    // where the rows held are consistent (their residual at rounding level).
+    // many, z0 + Z alpha (Z spanning the null space of A), all giving the same motion. The combination exists only
+    // where the rows held are consistent (their residual at rounding level). The rule: the split that keeps the
+    // contacts farthest inside their cones (the largest of the smallest margins N and mu_s N - |P_t|, the planar
+    // engine's force distribution rule in the cone's terms), from the least-norm one (Moore-Penrose).
     const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(A);
     z = cod.solve(r);
     const double scale = r.cwiseAbs().maxCoeff() + A.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff();
     if (!((A * z - r).cwiseAbs().maxCoeff() <= 1e-9 * std::max(scale, std::numeric_limits<double>::min()))) return false;
     c.dependent = true;
+    const Eigen::FullPivLU<Eigen::MatrixXd> kernel_lu(A);
+    Eigen::MatrixXd Z = kernel_lu.kernel();
+    if (Z.cols() > 0 && Z.norm() > 0) z = best_split(p, c, E, z, Z);
   }
   if (!z.allFinite()) return false;
   c.P = E * z;
