@@ -69,9 +69,9 @@ double first_root(const std::function<double(double)>& f, double h, double t_max
 
 TEST_CASE("cone physics: a sliding sphere rolls from t* = 2|u0|/(7 mu g) on at v0 - (2/7) u0, at four angles of u0 to v0") {
   // scenarios/sliding_sphere.toml: v0 = (1, 0) m/s, |u0| = 0.5 m/s at 0, 60, 135 and 180 degrees to v0 (60: the
-  // scenario's own start), a spin of 5 rad/s about the vertical. The slip's speed falls linearly, so the integration
-  // of the slip is exact up to round-off and the integrator's tolerance on the angles: at rtol 1e-13 the stick time
-  // is found to about 1e-14 relative.
+  // scenario's own start), a spin of 5 rad/s about the vertical. The slip's speed falls linearly, but it is formed
+  // from the rates of the angles, which the integrator carries with its relative error: at rtol 1e-13 the stick
+  // time is off by up to 2e-12 relative (135 degrees), at rtol 1e-14 by 3e-13.
   const Scenario base = load_scenario_text(scenario_text("sliding_sphere.toml"), "sliding_sphere.toml", {});
   const double m = base.real("parameters.m"), r = base.real("parameters.r"), g = base.real("parameters.g"),
                mu = base.real("parameters.mu");
@@ -82,7 +82,7 @@ TEST_CASE("cone physics: a sliding sphere rolls from t* = 2|u0|/(7 mu g) on at v
     const test::Run run_ = run("sliding_sphere.toml",
                                {"initial_rates.x=" + test::digits(v0), "initial_rates.y=0",
                                 "initial_rates.theta=" + test::digits(uy / r), "initial_rates.phi=" + test::digits((v0 - ux) / r),
-                                "initial_rates.psi=5", "solver.rtol=1e-13", "solver.atol=1e-15"});
+                                "initial_rates.psi=5", "solver.rtol=1e-14", "solver.atol=1e-15"});
     REQUIRE(run_.result.completed());
     // One event: the stick. The slip keeps its direction, so no slip_direction event either.
     const auto sticks = events_of(run_, "stick_floor");
@@ -106,7 +106,7 @@ TEST_CASE("cone physics: a sliding sphere rolls from t* = 2|u0|/(7 mu g) on at v
     CHECK(across <= 1e-12);
     CHECK(decay <= 1e-12);
     // Sticking, the slip is held at zero (v' = -a v) against the integration's error in the rates, about
-    // rtol |w| r = 1e-13 (15 rad/s) (0.1 m) per step.
+    // rtol |w| r = 1e-14 (15 rad/s) (0.1 m) per step.
     CHECK(after <= 1e-11);
     CHECK(std::abs(vx.back() - (v0 - 2.0 / 7 * ux)) <= 1e-12);
     CHECK(std::abs(vy.back() - (-2.0 / 7 * uy)) <= 1e-12);
@@ -354,10 +354,11 @@ TEST_CASE("cone physics: the rolling/sliding disk of Antali and Stepan written i
   // The 3-D model's slip stays in the plane of the disk (x), and its events come at the planar closed form's times:
   // reversals at 0.0148, 0.2258 and 0.6138 s, a stick at 0.8917 s, rolling until the spring's pull exceeds the
   // friction cone at 0.9238 s, a stick at 1.2244 s, a slip at 1.3141 s.
+  // In a sanitizer tree the run ends at 0.7 s, after the three reversals.
   PlanarDisk planar{2, 0.5, 200, 0.3, 9.81, {}, 0};
-  const double t_end = 1.4;
+  const double t_end = test::full_or_sanitized(1.4, 0.7);
   planar.run(0.25, 0.0, 0.5, t_end);
-  REQUIRE(planar.events.size() == 7);
+  REQUIRE(planar.events.size() == test::full_or_sanitized<std::size_t>(7, 3));
   const test::Run disk = run("rolling_coin_slip.toml",
                              {"parameters.m=2", "parameters.a=0.1", "parameters.mu=0.3", "parameters.k=200",
                               "lagrangian.potential=1/2*k*(x + a*sin(theta)*sin(psi))^2", "initial.theta=0", "initial.x=0.25",
@@ -379,7 +380,10 @@ TEST_CASE("cone physics: the rolling/sliding disk of Antali and Stepan written i
   const test::RunSignals sig(disk);
   const auto x = sig("x"), theta = sig("theta");
   CHECK(std::abs(x.back() - planar.u_end) <= 1e-8);
-  CHECK(largest_deviation(theta, 0.0) <= 1e-12);
+  // The disk stays upright: nothing in the law pushes it sideways, only round-off does, and upright rolling slower
+  // than sqrt(g a / 3) = 0.57 m/s is unstable (growth at most sqrt(4 g / (5 a)) = 8.9/s): a lean of 1e-16 grows to
+  // at most 1e-16 exp(8.9 t_end) = 3e-11 by t_end.
+  CHECK(largest_deviation(theta, 0.0) <= 1e-9);
 }
 
 TEST_CASE("cone physics: a block on a tilted plane pushed sideways rests below the critical push and slides above it") {
