@@ -501,7 +501,7 @@ TEST_CASE("cone physics: the coin of rolling_coin.toml started spinning too fast
   // slip vanishes (stick), the coin then nutates strongly and the friction it needs to roll reaches mu N, where
   // Coulomb's law makes it slide again (the slide along minus the sticking force is consistent there: the
   // friction is continuous at the cone). Whatever follows, the law holds: the friction never leaves the cone, the
-  // energy balance is constant, the dissipation never decreases, and every stick -> slip comes at the cone's edge.
+  // energy balance is constant and the dissipation never decreases.
   const double t_end = test::full_or_sanitized(1.5, 0.6);
   const test::Run coin = run("rolling_coin_slip.toml", {"initial.theta=0.3", "initial_rates.psi=-3", "initial_rates.phi=20",
                                                         "initial_rates.x=0.7112930499816459",
