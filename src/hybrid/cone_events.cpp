@@ -33,13 +33,6 @@ Kind kind_of(const std::string& witness, const std::vector<ConeContactSpec>& con
   return Kind::None;
 }
 
-Eigen::Vector3d slip_vector(const Eigen::VectorXd& jv, const Problem& p, std::size_t k) {
-  Eigen::Vector3d v = Eigen::Vector3d::Zero();
-  const auto o = static_cast<Eigen::Index>(p.off[k]);
-  for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(p.dim[k]); ++i) v(i) = jv(o + 1 + i);
-  return v;
-}
-
 }  // namespace
 
 double ConeEngine::slip_tolerance(std::size_t k, const double* x) const {

@@ -13,6 +13,7 @@
 #include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/symbolic/codegen.hpp"
 #include "rollsim/symbolic/lagrange.hpp"
+#include "lagrangian_engine_model.hpp"
 #include "lagrangian_internal.hpp"
 
 namespace rollsim::lagrangian {
@@ -274,32 +275,16 @@ class ContactSystem final : public FilippovSystem, public UserModel {
 
 // ---- several contacts, unilateral gaps, impacts (the contact engine) ---------------------------------------
 
-class UserContactSystem final : public ContactEngine, public UserModel {
+class UserContactSystem final : public UserEngineModel<ContactEngine> {
  public:
   UserContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0, std::vector<ContactSpec> specs,
                     ContactSettings settings, std::vector<std::string> constraint_names = {})
-      : c_(std::move(c)), charts_(c_, x0.data()) {
-    Signals base = state_signals(*c_);
-    add_extra_states(*c_, base);
-    // The model's witnesses: the user's events, then the orientation charts' (a SolverError before gimbal lock).
-    configure(c_->n, std::move(specs), std::move(base), std::move(x0), c_->user_outputs, charts_.after(user_witnesses(*c_)),
-              settings, std::move(constraint_names));
-  }
-  std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return c_->setup; }
-  EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
-    charts_.on_event(witness, t);
-    return ContactEngine::on_event(t, x, mode, witness, dir);
+      : UserEngineModel(std::move(c), x0.data()) {
+    configure(c_->n, std::move(specs), base_states(), std::move(x0), c_->user_outputs, model_witnesses(), settings,
+              std::move(constraint_names));
   }
 
  protected:
-  void mass_and_forces(double t, const double* x, double* M, double* f) const override {
-    Scratch& w = scratch(*c_);
-    c_->dyn(fill(*c_, w, t, x, 0.0), w.dyn.data());
-    const std::size_t n = c_->n;
-    std::copy(w.dyn.begin(), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), M);
-    std::copy(w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n + n), f);
-  }
   void contact_terms(double t, const double* x, ContactTerms* terms) const override {
     Scratch& w = scratch(*c_);
     c_->contacts(fill(*c_, w, t, x, 0.0), w.out.data());
@@ -333,39 +318,6 @@ class UserContactSystem final : public ContactEngine, public UserModel {
       ct.bias = o[2 + n];
     }
   }
-  void extra_rates(double t, const double* x, const double* a, double* r) const override {
-    if (!c_->n_extra) return;
-    c_->extra(with_accelerations(t, x, a), r);
-  }
-  void energies(double t, const double* x, double& T, double& V, double& h, double& E) const override {
-    Scratch& w = scratch(*c_);
-    double e[3];
-    c_->energy(fill(*c_, w, t, x, 0.0), e);
-    h = e[0];
-    T = e[1];
-    V = e[2];
-    E = h;
-    std::size_t k = 2 * c_->n;
-    if (c_->has_forces) E -= x[k++];
-    if (c_->explicit_time) E += x[k++];
-  }
-  void user_output_values(double t, const double* x, const double* a, double* y) const override {
-    c_->outputs(with_accelerations(t, x, a), y);
-  }
-  void user_witness_values(double t, const double* x, const double* a, double* g) const override {
-    if (c_->n_events) c_->witnesses(with_accelerations(t, x, a), g);
-    charts_.values(t, x, g + c_->n_events);
-  }
-
- private:
-  const double* with_accelerations(double t, const double* x, const double* a) const {
-    Scratch& w = scratch(*c_);
-    double* in = fill(*c_, w, t, x, 0.0);
-    std::copy(a, a + c_->n, in + c_->in_a);
-    return in;
-  }
-  std::shared_ptr<const Compiled> c_;
-  ChartWitnesses charts_;  ///< the orientation charts' witnesses, after the user's
 };
 
 }  // namespace

@@ -166,6 +166,38 @@ inline void ode_jacobian(const Compiled& c, double t, const double* x, double s,
   }
 }
 
+/// M (n x n, column-major) and f (n) of M q'' = f at (t, x), from the kernel rs_dyn: what the contact engines ask of
+/// a user model.
+inline void kernel_mass_and_forces(const Compiled& c, double t, const double* x, double* M, double* f) {
+  Scratch& w = scratch(c);
+  c.dyn(fill(c, w, t, x, 0.0), w.dyn.data());
+  const std::size_t n = c.n;
+  std::copy(w.dyn.begin(), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), M);
+  std::copy(w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n), w.dyn.begin() + static_cast<std::ptrdiff_t>(n * n + n), f);
+}
+
+/// T, V, the Jacobi energy h and E = h - W_Q + P (the extra states present) at (t, x).
+inline void kernel_energies(const Compiled& c, double t, const double* x, double& T, double& V, double& h, double& E) {
+  Scratch& w = scratch(c);
+  double e[3];
+  c.energy(fill(c, w, t, x, 0.0), e);
+  h = e[0];
+  T = e[1];
+  V = e[2];
+  E = h;
+  std::size_t k = 2 * c.n;
+  if (c.has_forces) E -= x[k++];
+  if (c.explicit_time) E += x[k++];
+}
+
+/// The kernels' inputs at (t, x) with the accelerations a (for the outputs, the witnesses and the extra rates).
+inline const double* inputs_with_accelerations(const Compiled& c, double t, const double* x, const double* a) {
+  Scratch& w = scratch(c);
+  double* in = fill(c, w, t, x, 0.0);
+  std::copy(a, a + c.n, in + c.in_a);
+  return in;
+}
+
 // ---- signals --------------------------------------------------------------------------------------------
 
 inline Signals state_signals(const Compiled& c) {
