@@ -249,23 +249,23 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
     for (int i = 0; i < 3; ++i) s.v[3 * k + static_cast<std::size_t>(i)] = v[i];
     s.gdot[k] = 0;
     for (std::size_t i = 0; i < n; ++i) s.gdot[k] += w.terms[k].Wn[i] * x[n + i];
-    if (c.modes[k] == kSlide) {
-      // The force's direction: the slip's, continued through zero along the reference (cone_engine.hpp), and the
-      // reference's where the slip is below the zero-speed tolerance eps: d = (sign(v.r) v + eps r)/|...|. In exact
-      // arithmetic a slip that starts from rest, or comes to rest, does so along its reference (v = kappa d t), where
-      // this is v/|v| itself. Near zero slip the direction of v relaxes to the consistent one at a rate (mu N |W| +
-      // |v'|)/|v| that grows without bound: below eps that stiffness (a slide from rest on the cone's edge, kappa = 0
-      // there and the slip growing as t^2, stalled the integrator at steps of 1e-13 s) is replaced by the reference.
-      const Eigen::Vector3d vv(v[0], v[1], v[2]);
-      Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
-      r = r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
-      // eps: the engine's zero-speed tolerance (rest_speed: 1e-3 of the capture velocity or 1e-6, plus 1e-9 of the
-      // largest rate), below which it counts any rate as zero.
-      const double eps = rest_speed(x);
-      const Eigen::Vector3d wv = (vv.dot(r) < 0 ? -vv : vv) + eps * r;
-      const double wn = wv.norm();
-      c.d[k] = wn > 0 && std::isfinite(wn) ? Eigen::Vector3d(wv / wn) : r;
-    }
+    for (int i = 0; i < 3; ++i) s.dir[3 * k + static_cast<std::size_t>(i)] = c.d[k](i);
+  }
+  // The sliding force's direction: the slip's, continued through zero along the reference (cone_engine.hpp), and the
+  // reference's where the slip is below the zero-speed tolerance eps: d = (sign(v.r) v + eps r)/|...|. In exact
+  // arithmetic a slip that starts from rest, or comes to rest, does so along its reference (v = kappa d t), where
+  // this is v/|v| itself. Near zero slip the direction of v relaxes at a rate (mu N |W| + |v'|)/|v| that grows
+  // without bound: below eps that stiffness (a slide from rest on the cone's edge stalled the integrator at steps of
+  // 1e-13 s) is replaced by the reference.
+  const double eps = rest_speed(x);
+  for (std::size_t k = 0; k < nc; ++k) {
+    if (c.modes[k] != kSlide) continue;
+    const Eigen::Vector3d vv(s.v[3 * k], s.v[3 * k + 1], s.v[3 * k + 2]);
+    Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
+    r = r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
+    const Eigen::Vector3d wv = (vv.dot(r) < 0 ? -vv : vv) + eps * r;
+    const double wn = wv.norm();
+    c.d[k] = wn > 0 && std::isfinite(wn) ? Eigen::Vector3d(wv / wn) : r;
     for (int i = 0; i < 3; ++i) s.dir[3 * k + static_cast<std::size_t>(i)] = c.d[k](i);
   }
   s.ok = solve_combination(p, c);
@@ -363,7 +363,10 @@ void ConeEngine::witness_values(double t, const double* x, int mode, double* g) 
     const double* P = &s.P[3 * k];
     const double* v = &s.v[3 * k];
     if (cm == kStick) {
-      g[j++] = frictionless(c) ? 1.0 : stick_bound(c) * s.N[k] - std::sqrt(P[0] * P[0] + P[1] * P[1] + P[2] * P[2]);
+      // With the offset a contact that started to stick on the cone's edge keeps (settle): 0 otherwise.
+      g[j++] = frictionless(c) ? 1.0
+                               : stick_bound(c) * s.N[k] - std::sqrt(P[0] * P[0] + P[1] * P[1] + P[2] * P[2]) +
+                                     x[ref_state(k)];
     } else if (frictionless(c)) {
       g[j++] = 1;  // no friction force: nothing happens when the slip passes zero
       g[j++] = 1;
@@ -371,7 +374,9 @@ void ConeEngine::witness_values(double t, const double* x, int mode, double* g) 
       const double* r = x + ref_state(k);
       const double vr = v[0] * r[0] + v[1] * r[1] + v[2] * r[2];
       g[j++] = vr;
-      g[j++] = vr - 0.5 * std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+      // The turn of the slip from its reference, ignored below the zero-speed tolerance (the direction of a slip
+      // that small is rounding noise, which would reset the reference again and again).
+      g[j++] = vr - 0.5 * std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + rest_speed(x);
     }
   }
   if (!user_witnesses_.empty()) user_witness_values(t, x, s.a.data(), g + j);

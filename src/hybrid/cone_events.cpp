@@ -49,7 +49,7 @@ double ConeEngine::slip_tolerance(std::size_t k, const double* x) const {
 }
 
 double ConeEngine::settle(double t, double* x, const std::vector<int>& modes, const std::vector<bool>& hold_slip,
-                          const std::vector<Eigen::Vector3d>& dirs) const {
+                          const std::vector<double>& seed, const std::vector<Eigen::Vector3d>& dirs) const {
   const std::size_t n = n_, nc = contacts_.size();
   Solution s;
   solve(t, x, 0, s);
@@ -77,7 +77,8 @@ double ConeEngine::settle(double t, double* x, const std::vector<int>& modes, co
     for (std::size_t k = 0; k < nc; ++k) {
       const auto o = static_cast<Eigen::Index>(w.p.off[k]);
       value(o) = s.gdot[k];
-      for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(w.p.dim[k]); ++i) value(o + 1 + i) = s.v[3 * k + static_cast<std::size_t>(i)];
+      for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(w.p.dim[k]); ++i)
+        value(o + 1 + i) = s.v[3 * k + static_cast<std::size_t>(i)] - seed[k] * dirs[k](i);
     }
     for (Eigen::Index i = 0; i < m; ++i) {
       Jh.row(i) = w.J.row(rows[static_cast<std::size_t>(i)]);
@@ -93,9 +94,21 @@ double ConeEngine::settle(double t, double* x, const std::vector<int>& modes, co
     loss = E0 - E1;  // >= 0 up to rounding: the M-weighted projection onto rows through zero takes kinetic energy
     x[d_impact()] += loss;
   }
-  // The slip references: the direction a slide from rest starts in, else the slip's direction.
-  solve(t, x, 0, s);
+  // The slip references: the direction a slide from rest starts in, else the slip's direction. A sticking contact
+  // keeps there (first component) the offset of its stick margin: 0, or where it starts to stick on the cone's edge
+  // at a margin below 0 at the limit of consistency, that deficit, so that its witness starts at 0 and a crossing
+  // later is still found.
+  int mode = 0;
+  for (std::size_t k = 0; k < nc; ++k) mode = with_contact_mode(mode, k, modes[k]);
+  solve(t, x, mode, s);
   for (std::size_t k = 0; k < nc; ++k) {
+    if (modes[k] == kStick) {
+      const double* P = &s.P[3 * k];
+      const double margin = stick_bound(w.terms[k]) * s.N[k] - std::sqrt(P[0] * P[0] + P[1] * P[1] + P[2] * P[2]);
+      x[ref_state(k)] = std::max(0.0, -margin);
+      x[ref_state(k) + 1] = x[ref_state(k) + 2] = 0;
+      continue;
+    }
     Eigen::Vector3d r = dirs[k];
     if (modes[k] == kSlide && !hold_slip[k]) {
       const Eigen::Vector3d vk(s.v[3 * k], s.v[3 * k + 1], s.v[3 * k + 2]);
@@ -136,6 +149,10 @@ int ConeEngine::select_mode(double t, double* x, int current, int fired, int lef
     } else if (slip_zero) {
       cands[k] = {kOpen, kStick, kSlide};
       from_rest[k] = true;
+      // Where no combination holds strictly (a contact on the cone's edge: sticking and a slide whose rate kappa
+      // is 0 both hold only at the limit), the one closest to sticking at the contacts at rest is taken: a slip
+      // that came back to zero sticks, rather than restarting a slide that the next rounding stops again.
+      cur[k] = kStick;
     } else {
       cands[k] = {kOpen, kSlide};
       dirs[k] = v.normalized();
@@ -162,13 +179,32 @@ int ConeEngine::select_mode(double t, double* x, int current, int fired, int lef
     out.extra["slip_direction_y_" + contacts_[k].name] = chosen.modes[k] == kSlide ? dirs[k](1) : 0.0;
   }
   out.extra["mode_candidates"] = static_cast<double>(report.candidates);
+  // A slide from rest on the cone's edge (its slip rate kappa consistent only at the limit, below kStrict of the
+  // rates' scale) starts at the zero-speed tolerance along its direction, as the planar engine lets a contact that
+  // lifts off at zero rate open at that rate: its slip grows as kappa t, below what the integration resolves of it
+  // for microseconds, and its witness v.r would cross zero on the integration error and restart the slide again and
+  // again (a coin at the cone's edge restarted 257 times in 3 s). The kinetic energy changes by the tolerance squared
+  // over |W| (counted in D_impact with the settling). A slide from rest with a clear kappa starts at v = 0.
+  std::vector<double> seed(nc, 0.0);
+  {
+    double as = std::numeric_limits<double>::min();
+    for (Eigen::Index i = 0; i < p.b.size(); ++i) as = std::max({as, std::abs(p.b(i)), std::abs(chosen.y(i))});
+    for (std::size_t k = 0; k < nc; ++k) {
+      if (!hold[k] || frictionless(w.terms[k])) continue;
+      const auto o = static_cast<Eigen::Index>(p.off[k]);
+      const auto dk = static_cast<Eigen::Index>(p.dim[k]);
+      const double kappa = chosen.d[k].head(dk).dot(chosen.y.segment(o + 1, dk));
+      if (kappa < kStrict * as) seed[k] = rest_speed(x);
+    }
+  }
   if (settle_state) {
-    out.extra["settle_energy_loss"] = settle(t, x, chosen.modes, hold, dirs);
+    out.extra["settle_energy_loss"] = settle(t, x, chosen.modes, hold, seed, dirs);
   } else {
     for (std::size_t k = 0; k < nc; ++k) {
       Eigen::Vector3d r = dirs[k];
       const Eigen::Vector3d v(s.v[3 * k], s.v[3 * k + 1], s.v[3 * k + 2]);
       if (chosen.modes[k] == kSlide && !hold[k] && v.norm() > 0) r = v.normalized();
+      if (chosen.modes[k] == kStick) r.setZero();  // the stick margin's offset (settle): 0 at the start
       for (int i = 0; i < 3; ++i) x[ref_state(k) + static_cast<std::size_t>(i)] = r(i);
     }
   }

@@ -31,7 +31,15 @@
 /// 60 degrees (the witness v.r - |v||r|/2; an event of kind slip_direction that changes nothing else).
 ///
 /// Witnesses per contact: open: gap_NAME (touchdown); closed: normal_force_NAME (lift-off); stick:
-/// stick_margin_NAME = mu_s N - |P| (slip starts); slide: slip_NAME = v.r (stick) and slip_turn_NAME = v.r - |v||r|/2.
+/// stick_margin_NAME = mu_s N - |P| (slip starts); slide: slip_NAME = v.r (stick) and slip_turn_NAME = v.r - |v|/2 +
+/// the zero-speed tolerance (the direction of a slip below it is not the motion's).
+///
+/// Near zero slip (cone_engine.cpp): below the zero-speed tolerance the sliding force keeps the reference's direction
+/// (the slip's direction relaxes there at a rate growing as 1/|v|, a stiffness that stalls an integrator); a slide
+/// from rest whose slip rate kappa is consistent only at the limit (on the cone's edge) starts at the zero-speed
+/// tolerance along its direction, as the planar engine opens a lift-off at zero rate at that rate; a contact that
+/// comes to rest sticks where sticking and sliding both hold only at the limit, its stick margin offset by the
+/// deficit it starts with (kept in its reference's first component) so that its witness starts at 0.
 ///
 /// At an event the modes of the contacts at rest (gap and gap rate zero; and the slip zero for stick) are chosen
 /// together by enumeration of open / stick / slide, each combination solved with its forces and, for contacts that
@@ -163,10 +171,11 @@ class ConeEngine : public OdeSystem, public WitnessSystem {
   double slip_tolerance(std::size_t k, const double* x) const;
   /// Applies the impact of `fired` at (t, x); returns whether an impact took place.
   void impact(double t, double* x, int mode, std::size_t fired, EventOutcome& out) const;
-  /// Makes the rates consistent with `mode` (closed: g' = 0, stick: v = 0) by the M-weighted least change, the
-  /// kinetic energy lost added to D_impact; sets the slip references of sliding contacts. Returns the energy lost.
+  /// Makes the rates consistent with the contacts' `modes` (closed: g' = 0; stick and `hold_slip`, a slide from rest:
+  /// v = 0, or v = seed[k] d for a slide from rest on the cone's edge) by the M-weighted least change, the kinetic
+  /// energy lost added to D_impact; sets the slip references. Returns the energy lost.
   double settle(double t, double* x, const std::vector<int>& modes, const std::vector<bool>& hold_slip,
-                const std::vector<Eigen::Vector3d>& dirs) const;
+                const std::vector<double>& seed, const std::vector<Eigen::Vector3d>& dirs) const;
   /// The zero-speed tolerance at x: rates below it count as zero.
   double rest_speed(const double* x) const;
 
