@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "rollsim/hybrid/cone_engine.hpp"
 #include "support.hpp"
@@ -116,7 +117,10 @@ const EventRecord* first(const test::Recorder& rec, const std::string& kind) {
 
 TEST_CASE("cone engine: a sliding sphere starts to roll at t* = 2|u0|/(7 mu g) with v0 - (2/7) u0, for slips at any angle to v0") {
   const SphereParams p;
-  for (const double angle_deg : {0.0, 60.0, 135.0, 180.0, 270.0}) {
+  // Five angles in a release build, two under a sanitizer (the same paths at a sixth of the cost).
+  const std::vector<double> angles = test::sanitized ? std::vector<double>{60.0, 180.0}
+                                                     : std::vector<double>{0.0, 60.0, 135.0, 180.0, 270.0};
+  for (const double angle_deg : angles) {
     const double a = angle_deg * M_PI / 180, v0x = 1.0, v0y = 0.2, us = 0.8;
     const double ux = us * std::cos(a), uy = us * std::sin(a);
     Sphere sys(p, start(p, v0x, v0y, ux, uy));
@@ -153,7 +157,7 @@ TEST_CASE("cone engine: a sphere at rest pushed sideways sticks below mu_s N and
   // A push F on the centre of a sphere at rest: sticking at the contact is rolling, which needs the friction force
   // (2/7) F (m a = F - f, I a / r^2 = f r ... with I = 2/5 m r^2: f = (2/7) F). It rolls while (2/7) |F| <= mu_s m g
   // and slides above: the closed-form boundary is |F| = (7/2) mu_s m g, in every direction of the push.
-  for (const double dir : {0.0, 2.0}) {
+  for (const double dir : test::sanitized ? std::vector<double>{2.0} : std::vector<double>{0.0, 2.0}) {
     for (const double ratio : {0.99, 1.01}) {
       SphereParams p;
       p.mu = 0.2;

@@ -16,6 +16,7 @@
 #include <siconos/numerics/SolverOptions.h>
 
 #include "../src/hybrid/cone_detail.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -51,7 +52,9 @@ TEST_CASE("cone engine: the modes and forces of contacts at rest agree with Sico
   std::mt19937 rng(20261127);
   std::uniform_real_distribution<double> u(-1, 1);
   int compared = 0, sliding = 0, sticking = 0, open = 0;
-  for (int trial = 0; trial < 80; ++trial) {
+  // 80 problems in a release build, 24 under a sanitizer.
+  const int trials = test::full_or_sanitized(80, 24);
+  for (int trial = 0; trial < trials; ++trial) {
     const std::size_t nc = 1 + static_cast<std::size_t>(trial % 3);
     const auto m = static_cast<Eigen::Index>(3 * nc);
     // W = J M^-1 J^T of a random body: J random, M^-1 SPD with a spread of 10 in its eigenvalues.
@@ -59,14 +62,17 @@ TEST_CASE("cone engine: the modes and forces of contacts at rest agree with Sico
     for (Eigen::Index i = 0; i < J.size(); ++i) J.data()[i] = u(rng);
     Eigen::VectorXd minv(6);
     for (int i = 0; i < 6; ++i) minv(i) = 0.1 + 0.9 * (u(rng) + 1) / 2;
-    Eigen::MatrixXd W = J * minv.asDiagonal() * J.transpose() + 0.05 * Eigen::MatrixXd::Identity(m, m);
+    // Every fourth problem weakly coupled (its contacts' rows nearly independent), with no drive along the slips
+    // (below): those contacts mostly stick.
+    Eigen::MatrixXd W = J * minv.asDiagonal() * J.transpose() +
+                        (trial % 4 == 0 ? 10.0 : 0.05) * Eigen::MatrixXd::Identity(m, m);
     Eigen::VectorXd q(m);
     for (Eigen::Index i = 0; i < m; ++i) q(i) = u(rng);
     for (std::size_t k = 0; k < nc; ++k) {
       const auto o = static_cast<Eigen::Index>(3 * k);
       q(o) -= 0.5;  // most contacts pressed
-      // Every other problem drives the contacts' slips gently, so that some stick.
-      if (trial % 2 == 0) q.segment(o + 1, 2) *= 0.02;
+      // Every other problem drives the contacts' slips gently, every fourth not at all, so that some stick.
+      if (trial % 2 == 0) q.segment(o + 1, 2) *= trial % 4 == 0 ? 0.0 : 0.02;
     }
     std::vector<double> mu(nc);
     for (auto& x : mu) x = 0.1 + 0.3 * (u(rng) + 1) / 2;
@@ -105,7 +111,7 @@ TEST_CASE("cone engine: the modes and forces of contacts at rest agree with Sico
     }
   }
   // The random problems cover every mode, and Siconos converged on most of them.
-  CHECK(compared >= 70);
+  CHECK(compared >= trials - trials / 8);
   CHECK(sliding >= 5);
   CHECK(sticking >= 5);
   CHECK(open >= 5);

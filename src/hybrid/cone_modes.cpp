@@ -25,29 +25,28 @@ constexpr double kPi = 3.14159265358979323846;
 /// P = E z + 0, with E mapping the unknowns to the stacked forces (a sliding contact's column (1, -mu d)).
 void build_map(const Problem& p, const Combination& c, Eigen::MatrixXd& E, std::vector<Eigen::Index>& held) {
   const auto m = static_cast<Eigen::Index>(p.rows());
-  std::vector<Eigen::VectorXd> cols;
   held.clear();
+  Eigen::Index u = 0;
+  for (std::size_t k = 0; k < p.nc; ++k)
+    if (c.modes[k] != ConeEngine::kOpen) u += 1 + (c.modes[k] == ConeEngine::kStick ? static_cast<Eigen::Index>(p.dim[k]) : 0);
+  E.setZero(m, u);
+  Eigen::Index j = 0;
   for (std::size_t k = 0; k < p.nc; ++k) {
     const int cm = c.modes[k];
     if (cm == ConeEngine::kOpen) continue;
     const auto o = static_cast<Eigen::Index>(p.off[k]);
     const auto dk = static_cast<Eigen::Index>(p.dim[k]);
-    Eigen::VectorXd col = Eigen::VectorXd::Zero(m);
-    col(o) = 1;
+    E(o, j) = 1;
     if (cm == ConeEngine::kSlide)
-      for (Eigen::Index i = 0; i < dk; ++i) col(o + 1 + i) = -p.mu[k] * c.d[k](i);
-    cols.push_back(col);
+      for (Eigen::Index i = 0; i < dk; ++i) E(o + 1 + i, j) = -p.mu[k] * c.d[k](i);
     held.push_back(o);
+    ++j;
     if (cm == ConeEngine::kStick)
       for (Eigen::Index i = 0; i < dk; ++i) {
-        Eigen::VectorXd e = Eigen::VectorXd::Zero(m);
-        e(o + 1 + i) = 1;
-        cols.push_back(e);
+        E(o + 1 + i, j++) = 1;
         held.push_back(o + 1 + i);
       }
   }
-  E.resize(m, static_cast<Eigen::Index>(cols.size()));
-  for (std::size_t j = 0; j < cols.size(); ++j) E.col(static_cast<Eigen::Index>(j)) = cols[j];
 }
 
 /// The smallest cone margin of the forces P = E z of combination c: N_k of every closed contact and mu_s N_k - |P_t|
@@ -148,9 +147,10 @@ bool solve_combination(const Problem& p, Combination& c) {
   } else {
     // Dependent rows (a rigid body held at two or more points is statically indeterminate): the forces are one of
     // many, z0 + Z alpha (Z spanning the null space of A), all giving the same motion. The combination exists only
-    // where the rows held are consistent (their residual at rounding level). The rule: the split that keeps the
-    // contacts farthest inside their cones (the largest of the smallest margins N and mu_s N - |P_t|, the planar
-    // engine's force distribution rule in the cone's terms), from the least-norm one (Moore-Penrose).
+    // where the rows held are consistent (their residual at rounding level). The rule: the least-norm split
+    // (Moore-Penrose) where it keeps every cone; else the split that keeps the contacts farthest inside their cones
+    // (the largest of the smallest margins N and mu_s N - |P_t|, the planar engine's force distribution rule in the
+    // cone's terms), so that a combination is consistent where some split keeps every cone.
     const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(A);
     z = cod.solve(r);
     const double scale = r.cwiseAbs().maxCoeff() + A.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff();
@@ -158,7 +158,7 @@ bool solve_combination(const Problem& p, Combination& c) {
     c.dependent = true;
     const Eigen::FullPivLU<Eigen::MatrixXd> kernel_lu(A);
     Eigen::MatrixXd Z = kernel_lu.kernel();
-    if (Z.cols() > 0 && Z.norm() > 0) z = best_split(p, c, E, z, Z);
+    if (Z.cols() > 0 && Z.norm() > 0 && !(split_margin(p, c, E, z) > 0)) z = best_split(p, c, E, z, Z);
   }
   if (!z.allFinite()) return false;
   c.P = E * z;
@@ -235,14 +235,14 @@ bool residual(const Problem& p, Combination& c, std::size_t k, const Eigen::Vect
 }
 
 /// The consistent directions of contact k (others fixed), by decreasing kappa. 2-D: the sign changes of
-/// cross(d, y_t) over 720 angles, each refined by bisection; 3-D: the best of a Fibonacci sphere of 2000
+/// cross(d, y_t) over 256 angles, each refined by bisection; 3-D: the best of a Fibonacci sphere of 600
 /// directions, refined by Gauss-Newton on the sphere.
 std::vector<std::pair<double, Eigen::Vector3d>> directions_of(const Problem& p, Combination& c, std::size_t k) {
   std::vector<std::pair<double, Eigen::Vector3d>> found;
   Eigen::Vector3d across;
   double kappa = 0;
   if (p.dim[k] == 2) {
-    constexpr int kSamples = 720;
+    constexpr int kSamples = 256;
     auto g = [&](double th, double& kap) {
       const Eigen::Vector3d d = direction(2, th, 0);
       if (!residual(p, c, k, d, across, kap)) return std::numeric_limits<double>::quiet_NaN();
@@ -262,7 +262,7 @@ std::vector<std::pair<double, Eigen::Vector3d>> directions_of(const Problem& p, 
       if (!std::isfinite(g0) || !std::isfinite(g1) || !((g0 <= 0 && g1 > 0) || (g0 >= 0 && g1 < 0) || g0 == 0)) continue;
       double a = th0, b = th1, ga = g0;
       if (g0 != 0)
-        for (int it = 0; it < 200 && b - a > 1e-15; ++it) {
+        for (int it = 0; it < 200 && b - a > 4e-16 * (1 + std::abs(a)); ++it) {
           const double mid = 0.5 * (a + b);
           double km = 0;
           const double gm = g(mid, km);
@@ -285,7 +285,7 @@ std::vector<std::pair<double, Eigen::Vector3d>> directions_of(const Problem& p, 
       }
     }
   } else {
-    constexpr int kSamples = 2000;
+    constexpr int kSamples = 600;
     const double yscale = std::max(p.b.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min());
     std::vector<std::pair<double, Eigen::Vector3d>> best;
     const double golden = kPi * (3 - std::sqrt(5.0));

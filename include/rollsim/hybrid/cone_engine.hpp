@@ -51,9 +51,10 @@
 /// changes fewest contacts; several strictly consistent ones (after preferring those that stick where mu_s > mu)
 /// or none stop the run (exit 3). The mode the event left is excluded for the contact whose witness fired.
 /// Where the rows a combination holds are dependent (a rigid body held at two or more points is statically
-/// indeterminate), its forces are one of many that give the same motion: the rule takes the split farthest inside
-/// the cones (the largest smallest margin of N >= 0 and mu_s N - |P| >= 0, by a simplex search over the null space
-/// from the least-norm split), so a combination is consistent where some split keeps every cone.
+/// indeterminate), its forces are one of many that give the same motion: the rule takes the least-norm split where it
+/// keeps every cone, else the split farthest inside the cones (the largest smallest margin of N >= 0 and
+/// mu_s N - |P| >= 0, by a simplex search over the null space), so a combination is consistent where some split
+/// keeps every cone.
 ///
 /// At touchdown the impulses of the contacts at zero gap solve the same problem one level down: post-impact
 /// velocities y+ = y- + G P (G = J M^-1 J^T), Newton's law g'+ >= -e g'- complementary to P_N >= 0, and the cone in
