@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/cone_engine.hpp"
 #include "support.hpp"
 
@@ -493,4 +494,57 @@ TEST_CASE("cone engine: a coin that starts to slip on the cone's edge slides on,
     CAPTURE(changes[i]->t);
     CHECK(changes[i]->t - changes[i - 1]->t > 1e-6);
   }
+}
+
+TEST_CASE("cone engine: more contacts undecided at once than the enumeration takes stop the run with the count") {
+  // Seven contacts at rest at once (3^7 = 2187 combinations, above the 729 the choice enumerates): the start is
+  // refused with a SolverError that says how many, rather than an enumeration that would not end.
+  class SevenFeet final : public ConeEngine {
+   public:
+    SevenFeet() {
+      Signals base;
+      for (const char* c : {"x", "y", "z", "der_x", "der_y", "der_z"}) base.push_back({c, "1", "state"});
+      std::vector<ConeContactSpec> feet;
+      for (int k = 0; k < 7; ++k) feet.push_back({"foot" + std::to_string(k), false, false});
+      configure(3, feet, base, {0, 0, 0, 0, 0, 0}, {}, {}, ContactSettings{});
+    }
+    std::string model_name() const override { return "test_seven_feet"; }
+
+   protected:
+    void mass_and_forces(double, const double*, double* M, double* f) const override {
+      std::fill(M, M + 9, 0.0);
+      M[0] = M[4] = M[8] = 1;
+      f[0] = f[1] = 0;
+      f[2] = -9.81;
+    }
+    void cone_terms(double, const double* x, ConeTerms* c) const override {
+      for (int k = 0; k < 7; ++k) {
+        ConeTerms& t = c[k];
+        std::fill(t.Wn.begin(), t.Wn.end(), 0.0);
+        std::fill(t.Wt1.begin(), t.Wt1.end(), 0.0);
+        std::fill(t.Wt2.begin(), t.Wt2.end(), 0.0);
+        std::fill(t.Ws.begin(), t.Ws.end(), 0.0);
+        t.gap = x[2];
+        t.Wn[2] = t.Wt1[0] = t.Wt2[1] = 1;
+        t.slip[0] = x[3];
+        t.slip[1] = x[4];
+        t.mu = t.mu_static = 0.5;
+      }
+    }
+    void energies(double, const double* x, double& T, double& V, double& h, double& E) const override {
+      T = 0.5 * (x[3] * x[3] + x[4] * x[4] + x[5] * x[5]);
+      V = 9.81 * x[2];
+      h = E = T + V;
+    }
+  };
+  std::string message;
+  try {
+    SevenFeet sys;
+    std::vector<double> x(sys.size());
+    sys.initial_state(x.data());
+  } catch (const SolverError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("2187 combinations") != std::string::npos);
+  CHECK(message.find("at most 729") != std::string::npos);
 }

@@ -15,6 +15,10 @@ namespace rollsim::cone_detail {
 /// Conditions hold strictly above kStrict and fail below -kWeak, relative to their scales (as the planar engine).
 inline constexpr double kWeak = 1e-8, kStrict = 1e-6;
 inline constexpr const char* kModeNames[3] = {"open", "stick", "slide"};
+/// The most combinations of modes the choice enumerates (3^6: six contacts at rest at once); above, a SolverError.
+/// Each combination with contacts that start to slide from rest searches their directions, so the enumeration's
+/// cost grows fast; the planar engine's LCP narrowing has no counterpart here yet.
+inline constexpr double kMaxCombinations = 729;
 
 /// The contact problem in Delassus form at one instant: stacked rows per contact (1 normal, then dim tangential),
 /// y = G P + b, with P the stacked contact forces (or impulses). Each contact in a mode holds some rows at targets:

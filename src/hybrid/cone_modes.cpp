@@ -485,6 +485,13 @@ bool find_directions(const Problem& p, Combination& c, const std::vector<bool>& 
 bool choose(const Problem& p, const std::vector<std::vector<int>>& cands, const std::vector<int>& current,
             const std::vector<bool>& at_rest, const std::vector<bool>& from_rest_if_slide,
             const std::vector<Eigen::Vector3d>& known_dirs, Combination& chosen, ChoiceReport& report) {
+  double combinations = 1;
+  for (const auto& c : cands) combinations *= static_cast<double>(c.size());
+  if (combinations > kMaxCombinations) {
+    report.why = num(combinations) + " combinations of the undecided contacts' modes: the enumeration takes at most " +
+                 num(kMaxCombinations) + " (six contacts at rest at once); let fewer contacts touch at once";
+    return false;
+  }
   std::vector<std::size_t> idx(p.nc, 0);
   struct Entry {
     Combination c;
