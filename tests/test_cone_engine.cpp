@@ -304,21 +304,23 @@ TEST_CASE("cone engine: a bouncing sphere's rebounds follow Newton's e until the
 
 namespace {
 
-/// A block (a point mass that cannot turn) standing on two feet at the same place: both contacts have the gap z and
-/// the slip (x', y'), so every mode that closes both holds dependent rows, whose forces the least-norm rule shares
-/// equally. Closed forms of the whole block: it slides at the deceleration mu g along its velocity and stops at
-/// |v0| / (mu g); a push F at rest holds while |F| <= mu_s m g.
-class TwoFeet final : public ConeEngine {
+/// A block (a point mass that cannot turn) standing on feet at the same place: every contact has the gap z and the
+/// slip (x', y'), so every mode that closes two of them holds dependent rows. Closed forms of the whole block: it
+/// slides at the deceleration mu g along its velocity and stops at |v0| / (mu g); a push F at rest holds while
+/// |F| <= mu_s m g.
+class Feet : public ConeEngine {
  public:
-  TwoFeet(double Fx, std::vector<double> x0, double mu_left = mu, double mu_right = mu, double mu_s_left = mu_s,
-          double mu_s_right = mu_s)
-      : Fx_(Fx), mu_{mu_left, mu_right}, mu_s_{mu_s_left, mu_s_right} {
+  Feet(std::vector<std::string> names, double Fx, std::vector<double> x0, std::vector<double> mu,
+       std::vector<double> mu_s)
+      : Fx_(Fx), mu_(std::move(mu)), mu_s_(std::move(mu_s)) {
     Signals base;
     for (const char* c : {"x", "y", "z"}) base.push_back({c, "1", "coordinate"});
     for (const char* c : {"der_x", "der_y", "der_z"}) base.push_back({c, "1", "rate"});
-    configure(3, {{"left", false, false}, {"right", false, false}}, base, std::move(x0), {}, {}, ContactSettings{});
+    std::vector<ConeContactSpec> feet;
+    for (auto& n : names) feet.push_back({n, false, false});
+    configure(3, feet, base, std::move(x0), {}, {}, ContactSettings{});
   }
-  std::string model_name() const override { return "test_two_feet"; }
+  std::string model_name() const override { return "test_feet"; }
   static constexpr double m = 2, g = 9.81, mu = 0.4, mu_s = 0.5;
 
  protected:
@@ -330,7 +332,7 @@ class TwoFeet final : public ConeEngine {
     f[2] = -m * g;
   }
   void cone_terms(double, const double* x, ConeTerms* c) const override {
-    for (int k = 0; k < 2; ++k) {
+    for (std::size_t k = 0; k < mu_.size(); ++k) {
       ConeTerms& t = c[k];
       std::fill(t.Wn.begin(), t.Wn.end(), 0.0);
       std::fill(t.Wt1.begin(), t.Wt1.end(), 0.0);
@@ -354,7 +356,15 @@ class TwoFeet final : public ConeEngine {
 
  private:
   double Fx_;
-  double mu_[2], mu_s_[2];
+  std::vector<double> mu_, mu_s_;
+};
+
+/// Two feet, "left" and "right".
+class TwoFeet final : public Feet {
+ public:
+  TwoFeet(double Fx, std::vector<double> x0, double mu_left = mu, double mu_right = mu, double mu_s_left = mu_s,
+          double mu_s_right = mu_s)
+      : Feet({"left", "right"}, Fx, std::move(x0), {mu_left, mu_right}, {mu_s_left, mu_s_right}) {}
 };
 
 }  // namespace
@@ -499,47 +509,11 @@ TEST_CASE("cone engine: a coin that starts to slip on the cone's edge slides on,
 TEST_CASE("cone engine: more contacts undecided at once than the enumeration takes stop the run with the count") {
   // Seven contacts at rest at once (3^7 = 2187 combinations, above the 729 the choice enumerates): the start is
   // refused with a SolverError that says how many, rather than an enumeration that would not end.
-  class SevenFeet final : public ConeEngine {
-   public:
-    SevenFeet() {
-      Signals base;
-      for (const char* c : {"x", "y", "z", "der_x", "der_y", "der_z"}) base.push_back({c, "1", "state"});
-      std::vector<ConeContactSpec> feet;
-      for (int k = 0; k < 7; ++k) feet.push_back({"foot" + std::to_string(k), false, false});
-      configure(3, feet, base, {0, 0, 0, 0, 0, 0}, {}, {}, ContactSettings{});
-    }
-    std::string model_name() const override { return "test_seven_feet"; }
-
-   protected:
-    void mass_and_forces(double, const double*, double* M, double* f) const override {
-      std::fill(M, M + 9, 0.0);
-      M[0] = M[4] = M[8] = 1;
-      f[0] = f[1] = 0;
-      f[2] = -9.81;
-    }
-    void cone_terms(double, const double* x, ConeTerms* c) const override {
-      for (int k = 0; k < 7; ++k) {
-        ConeTerms& t = c[k];
-        std::fill(t.Wn.begin(), t.Wn.end(), 0.0);
-        std::fill(t.Wt1.begin(), t.Wt1.end(), 0.0);
-        std::fill(t.Wt2.begin(), t.Wt2.end(), 0.0);
-        std::fill(t.Ws.begin(), t.Ws.end(), 0.0);
-        t.gap = x[2];
-        t.Wn[2] = t.Wt1[0] = t.Wt2[1] = 1;
-        t.slip[0] = x[3];
-        t.slip[1] = x[4];
-        t.mu = t.mu_static = 0.5;
-      }
-    }
-    void energies(double, const double* x, double& T, double& V, double& h, double& E) const override {
-      T = 0.5 * (x[3] * x[3] + x[4] * x[4] + x[5] * x[5]);
-      V = 9.81 * x[2];
-      h = E = T + V;
-    }
-  };
   std::string message;
   try {
-    SevenFeet sys;
+    std::vector<std::string> names;
+    for (int k = 0; k < 7; ++k) names.push_back("foot" + std::to_string(k));
+    Feet sys(names, 0.0, {0, 0, 0, 0, 0, 0}, std::vector<double>(7, 0.5), std::vector<double>(7, 0.5));
     std::vector<double> x(sys.size());
     sys.initial_state(x.data());
   } catch (const SolverError& e) {
