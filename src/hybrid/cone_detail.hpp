@@ -39,7 +39,11 @@ struct Combination {
   std::vector<Eigen::Vector3d> d;
   Eigen::VectorXd P, y;
   bool solved = false;
-  bool dependent = false;  ///< its rows were dependent: the forces are the least-norm ones of many
+  bool dependent = false;  ///< its rows were dependent: the forces are one split of many
+  /// Whether dependent rows search the split farthest inside the cones (solve_combination); the direction search
+  /// turns it off while it iterates (the rates it solves for do not depend on the split where the sliding contacts
+  /// that share dependent rows have one friction coefficient) and on for its final solve.
+  bool search_split = true;
 };
 
 /// Solves the combination's linear problem with its directions fixed. Returns false where it is singular.

@@ -158,7 +158,7 @@ bool solve_combination(const Problem& p, Combination& c) {
     c.dependent = true;
     const Eigen::FullPivLU<Eigen::MatrixXd> kernel_lu(A);
     Eigen::MatrixXd Z = kernel_lu.kernel();
-    if (Z.cols() > 0 && Z.norm() > 0 && !(split_margin(p, c, E, z) > 0)) z = best_split(p, c, E, z, Z);
+    if (c.search_split && Z.cols() > 0 && Z.norm() > 0 && !(split_margin(p, c, E, z) > 0)) z = best_split(p, c, E, z, Z);
   }
   if (!z.allFinite()) return false;
   c.P = E * z;
@@ -416,12 +416,19 @@ bool find_directions(const Problem& p, Combination& c, const std::vector<bool>& 
   for (std::size_t k = 0; k < p.nc; ++k)
     if (from_rest[k] && c.modes[k] == ConeEngine::kSlide) ks.push_back(k);
   if (ks.empty()) return solve_combination(p, c);
+  // The search iterates on the least-norm split; the final solve searches it (Combination::search_split).
+  struct SplitAtEnd {  // on again however the search ends
+    Combination& c;
+    ~SplitAtEnd() { c.search_split = true; }
+  } at_end{c};
+  c.search_split = false;
   if (ks.size() == 1) {
     // One contact: every consistent direction, found by a search over all of them.
     const auto found = directions_of(p, c, ks.front());
     if (found.empty()) return false;
     if (std::count_if(found.begin(), found.end(), [](const auto& f) { return f.first > 0; }) > 1) unique = false;
     c.d[ks.front()] = found.front().second;
+    c.search_split = true;
     return solve_combination(p, c);
   }
   // Several contacts start to slide together: their directions are coupled. Newton's method on all of them at once,
@@ -479,6 +486,7 @@ bool find_directions(const Problem& p, Combination& c, const std::vector<bool>& 
   if (roots.empty()) return false;
   if (roots.size() > 1) unique = false;
   c = roots.front();
+  c.search_split = true;
   return solve_combination(p, c);
 }
 
