@@ -488,7 +488,7 @@ TEST_CASE("cone engine: a coin that starts to slip on the cone's edge slides on,
   const test::Run r = test::run_text(test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/rolling_coin_slip.toml"),
                                      {"initial.theta=0.3", "initial_rates.psi=-3", "initial_rates.phi=20",
                                       "initial_rates.x=0.7112930499816459",
-                                      "simulation.t_end=" + std::string(test::sanitized ? "1.2" : "3")});
+                                      "simulation.t_end=" + std::string(test::sanitized ? "0.5" : "3")});
   CAPTURE(r.result.message);
   REQUIRE(r.result.completed());
   std::vector<const EventRecord*> changes;
@@ -499,7 +499,7 @@ TEST_CASE("cone engine: a coin that starts to slip on the cone's edge slides on,
     slips += e.kind == "slip_ground";
     CHECK(e.kind != "slip_restart_ground");
   }
-  CHECK(slips >= 2);
+  CHECK(slips >= (test::sanitized ? 1 : 2));  // 0.5 s under a sanitizer (one slip), 3 s in a release build
   for (std::size_t i = 1; i < changes.size(); ++i) {
     CAPTURE(changes[i]->t);
     CHECK(changes[i]->t - changes[i - 1]->t > 1e-6);

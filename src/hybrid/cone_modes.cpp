@@ -156,9 +156,11 @@ bool solve_combination(const Problem& p, Combination& c) {
     const double scale = r.cwiseAbs().maxCoeff() + A.cwiseAbs().maxCoeff() * z.cwiseAbs().maxCoeff();
     if (!((A * z - r).cwiseAbs().maxCoeff() <= 1e-9 * std::max(scale, std::numeric_limits<double>::min()))) return false;
     c.dependent = true;
-    const Eigen::FullPivLU<Eigen::MatrixXd> kernel_lu(A);
-    Eigen::MatrixXd Z = kernel_lu.kernel();
-    if (c.search_split && Z.cols() > 0 && Z.norm() > 0 && !(split_margin(p, c, E, z) > 0)) z = best_split(p, c, E, z, Z);
+    if (c.search_split && !(split_margin(p, c, E, z) > 0)) {
+      const Eigen::FullPivLU<Eigen::MatrixXd> kernel_lu(A);
+      const Eigen::MatrixXd Z = kernel_lu.kernel();
+      if (Z.cols() > 0 && Z.norm() > 0) z = best_split(p, c, E, z, Z);
+    }
   }
   if (!z.allFinite()) return false;
   c.P = E * z;
@@ -432,8 +434,8 @@ bool find_directions(const Problem& p, Combination& c, const std::vector<bool>& 
     return solve_combination(p, c);
   }
   // Several contacts start to slide together: their directions are coupled. Newton's method on all of them at once,
-  // from the directions of their free slip rates (no friction at those contacts), then from a few more starts; a
-  // root counts where every contact's slip grows along its direction (kappa > 0).
+  // from the directions of their free slip rates (no friction at those contacts), then from a few more starts, up
+  // to the first root where every contact's slip grows along its direction (kappa > 0).
   std::vector<std::vector<Eigen::Vector3d>> starts;
   {
     Combination free = c;
@@ -482,6 +484,9 @@ bool find_directions(const Problem& p, Combination& c, const std::vector<bool>& 
       dup = dup || diff < 1e-6;
     }
     if (!dup) roots.push_back(trial);
+    // The first root whose slips all grow is taken (the starts in their order, the free directions first): whether
+    // it is the only one is not checked, which would cost every start at every combination of every event.
+    if (std::all_of(kappa.begin(), kappa.end(), [](double k) { return k > 0; })) break;
   }
   if (roots.empty()) return false;
   if (roots.size() > 1) unique = false;
