@@ -11,6 +11,12 @@
 /// reference-counted), so the lost objects are GiNaC's own. Those two are the only suppressions.
 /// The list of suppressions used is not printed at exit: the programs' messages stay what the tests expect.
 extern "C" const char* __lsan_default_suppressions();
-extern "C" const char* __lsan_default_suppressions() { return "leak:libcln.so\nleak:GiNaC::power::subs\n"; }
+/// A program may add its own, in ROLLSIM_LSAN_EXTRA_SUPPRESSIONS, defined before it includes this header.
+#ifndef ROLLSIM_LSAN_EXTRA_SUPPRESSIONS
+#define ROLLSIM_LSAN_EXTRA_SUPPRESSIONS ""
+#endif
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libcln.so\nleak:GiNaC::power::subs\n" ROLLSIM_LSAN_EXTRA_SUPPRESSIONS;
+}
 extern "C" const char* __lsan_default_options();
 extern "C" const char* __lsan_default_options() { return "print_suppressions=0"; }
