@@ -298,6 +298,34 @@ potential = "-m*g*l*cos(theta)"
         std::string::npos);
 }
 
+TEST_CASE("user model input: equations of motion not finite at the start are refused at the force or energy") {
+  // A force with the square root of a negative number at these parameters (the block on a tilted plane pushed
+  // sideways, its push written with sqrt(mu_s^2 cos^2 - sin^2), tilted past its static angle; found by fuzzing).
+  const std::string text = R"toml(model = "lagrangian"
+[parameters]
+m = 1.0
+g = 9.81
+beta = 0.3
+[coordinates]
+x = "m"
+y = "m"
+[lagrangian]
+kinetic = "1/2*m*(der(x)^2 + der(y)^2)"
+forces = { x = "m*g*sin(beta)", y = "m*g*sqrt(0.25 - sin(beta)^2)" }
+)toml";
+  CHECK(input_error(text).empty());
+  const std::string e = input_error(text, {"parameters.beta=1"});
+  CHECK(e.find(where(text, "\"m*g*sqrt") + ": the equation of motion of coordinate y is not finite at the initial state") ==
+        0);
+  CHECK(e.find("lagrangian.forces.y = \"m*g*sqrt(0.25 - sin(beta)^2)\" is evaluated there") != std::string::npos);
+  // A potential singular at the start, with no force given: refused at the potential.
+  const std::string pot = replaced(replaced(text, "forces = { x = \"m*g*sin(beta)\", y = \"m*g*sqrt(0.25 - sin(beta)^2)\" }",
+                                            "potential = \"m*g*log(y)\""),
+                                   "[coordinates]", "[initial]\ny = 1.0\n[coordinates]");
+  CHECK(input_error(pot).empty());
+  CHECK(input_error(pot, {"initial.y=0"}).find(where(pot, "\"m*g*log(y)") + ": the equation of motion of coordinate y") == 0);
+}
+
 TEST_CASE("user model input: rollsim keys lagrangian lists every key the schema accepts") {
   const std::string text = R"toml(model = "lagrangian"
 [parameters]

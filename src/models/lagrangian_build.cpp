@@ -203,6 +203,7 @@ std::unique_ptr<HybridSystem> system_at_start(const Build& b) {
     x0[c.n + i] = b.coordinate_terms[i].initial_rate;
   }
   check_mass_matrix(b, x0);
+  check_forces_finite(b);
   if (!b.m.velocity_constraints.empty()) {
     std::vector<bool> given;
     for (const auto& q : b.m.coordinates) given.push_back(b.rd.given("initial_rates." + q));

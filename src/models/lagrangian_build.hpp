@@ -72,6 +72,8 @@ void derive_and_compile(Build& b);
 
 /// The mass matrix d2T/dder(q)2 must be regular at the initial state.
 void check_mass_matrix(const Build& b, const std::vector<double>& x0);
+/// The generalized forces f of M q'' = f are finite at the initial state (after check_mass_matrix, which evaluates them).
+void check_forces_finite(const Build& b);
 /// The constraints at the initial state: satisfied, with their rates, and independent.
 void check_constraints_at_start(const Build& b, const std::vector<double>& x0);
 

@@ -98,6 +98,12 @@ void explain_singular_mass(const symbolic::LagrangeModel& m, const Eigen::Matrix
   }
 }
 
+/// Where the kinetic energy is written: [lagrangian] kinetic, or the first body's mass.
+std::string kinetic_key(const Build& b) {
+  return b.sc.string("lagrangian.kinetic") != "0" || b.bodies.empty() ? "lagrangian.kinetic"
+                                                                      : "bodies." + b.bodies.front() + ".mass";
+}
+
 }  // namespace
 
 /// The mass matrix d2T/dder(q)2 must be regular at the initial state.
@@ -117,13 +123,38 @@ void check_mass_matrix(const Build& b, const std::vector<double>& x0) {
   os.precision(6);
   os << "the mass matrix d2T/dder(q)2 is singular at the initial state (singular values from " << smax << " down to "
      << smin << ")";
-  const std::string key =
-      b.sc.string("lagrangian.kinetic") != "0" || b.bodies.empty() ? "lagrangian.kinetic" : "bodies." + b.bodies.front() + ".mass";
+  const std::string key = kinetic_key(b);
   if (std::isfinite(smax))
     explain_singular_mass(b.m, M, smax, os);
   else
     os << ": give every coordinate a kinetic energy term";
   b.sc.fail(key, os.str());
+}
+
+/// The equations of motion M q'' = f must be finite at the initial state: a generalized force that is not (a square
+/// root of a negative number, a division by zero at these values) is refused at its key, not met by the solver as
+/// a failure at t = 0. Reads f from the evaluation check_mass_matrix made.
+void check_forces_finite(const Build& b) {
+  const Compiled& c = *b.c;
+  const Scratch& w = scratch(c);
+  for (std::size_t i = 0; i < c.n; ++i) {
+    const double f = w.dyn[c.n * c.n + i];
+    if (std::isfinite(f)) continue;
+    const std::string& q = b.m.coordinates[i];
+    const std::string force_key = "lagrangian.forces." + q;
+    std::ostringstream os;
+    os << "the equation of motion of coordinate " << q << " is not finite at the initial state (its generalized "
+       << "force is " << f << ")";
+    if (b.rd.given(force_key)) {
+      os << "; its force " << force_key << " = \"" << b.sc.string(force_key) << "\" is evaluated there with the "
+         << "parameters' values and [initial]: change them so that it is a finite real number (not the square root of "
+         << "a negative number, nor a division by zero)";
+      b.sc.fail(force_key, os.str());
+    }
+    os << ": the kinetic or potential energy's terms are not finite there (a division by zero, a logarithm of "
+       << "zero); change the parameters or [initial]";
+    b.sc.fail(b.rd.given("lagrangian.potential") ? "lagrangian.potential" : kinetic_key(b), os.str());
+  }
 }
 
 /// The constraints at the initial state: satisfied, with their rates, and independent.
