@@ -168,10 +168,13 @@ TEST_CASE("solver options: solver.atol by state name") {
       {"solver.rtol=1e-4"});
   CHECK(steps_of(scalar) == steps_of(table));
   CHECK(scalar.result.x_final == table.result.x_final);
-  // Tightening one state's tolerance costs steps and buys accuracy in that state, against a tight reference.
+  // Tightening one state's tolerance costs steps and buys accuracy in that state, against a tight reference. On
+  // CVODE's Adams: the default's DOP853 is at round-off on this table already at rtol 1e-4 (an error of 1.3e-14
+  // either way), where no tolerance buys more.
+  scalar = test::run_text(std::string(kTable), {"solver.rtol=1e-4", "solver.atol=1e-4", "solver.method=adams"});
   auto tight_one =
       test::run_text(std::string(kTable) + "atol = { theta1 = 1e-4, omega1 = 1e-4, theta2 = 1e-13, omega2 = 1e-13 }\n",
-                     {"solver.rtol=1e-4"});
+                     {"solver.rtol=1e-4", "solver.method=adams"});
   auto reference = test::run_text(std::string(kTable), {"solver.rtol=1e-12", "solver.atol=1e-14"});
   INFO(steps_of(scalar) << " " << steps_of(tight_one));
   CHECK(steps_of(tight_one) > steps_of(scalar));

@@ -198,9 +198,10 @@ TEST_CASE("filippov audit: starts on the switching plane and its folds agree wit
 namespace {
 
 /// The fold start x = 1, z = 1e-12 on scenarios/disk_type_a.toml; the smallest dissipated energy of its samples.
-test::Run fold_repro(double& min_d) {
+/// The integrated run (CVODE's Adams; solver.method = "auto" takes the closed form for the disk).
+test::Run fold_repro(double& min_d, const std::string& method = "adams") {
   const std::string text = test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/disk_type_a.toml");
-  test::Run run = test::run_text(text, {"initial.x=1.0", "initial.y=0.0", "initial.z=1e-12"});
+  test::Run run = test::run_text(text, {"initial.x=1.0", "initial.y=0.0", "initial.z=1e-12", "solver.method=" + method});
   min_d = 0;
   for (const auto& x : run.rec.x) min_d = std::min(min_d, x[kDissipated]);
   return run;
@@ -227,6 +228,13 @@ TEST_CASE("filippov audit: a start on the fold x = 1 just above the plane rolls 
   REQUIRE(cls != nullptr);
   CHECK(cls->text == "undetermined");
   CHECK(run.item("classification_note") != nullptr);
+  // The default, solver.method = "auto", is the closed form here: type A, with no note.
+  double min_d_auto = 0;
+  const test::Run exact = fold_repro(min_d_auto, "auto");
+  REQUIRE(exact.result.status == "ok");
+  CHECK(exact.result.stats.method == "auto: exact");
+  CHECK(exact.item("classification")->text == "A");
+  CHECK(exact.item("classification_note") == nullptr);
   CHECK(std::abs(run.summary("rolling_radius") - 1.0) < 1e-9);
   MESSAGE("x = 1, z = 1e-12: symbols " << run.item("symbols")->text << ", max |E - E(0)|/E(0) = " << max_rel
                                        << ", smallest D " << min_d);

@@ -173,7 +173,7 @@ TEST_CASE("option keys: every model's variant of a shared key derives from the s
   CHECK(disk_method->choices == expected);
   CHECK(std::get<std::string>(*disk_method->def) == std::get<std::string>(*method->def));
   CHECK(disk_method->description.rfind(method->description, 0) == 0);
-  // A DAE formulation keeps "bdf" only, one of the shared methods.
+  // A DAE formulation keeps "auto" (IDA) and "bdf" only, shared methods.
   // The [dae] key of every constrained form is the shared one's variant: its unit and range, the user model
   // with a default of its own (the key listing of the user model lists its constrained form's keys).
   const KeySpec rate = dae_parameters().key("dae.stabilization_rate");
@@ -187,7 +187,7 @@ TEST_CASE("option keys: every model's variant of a shared key derives from the s
                                                       : std::map<std::string, std::string>{{"formulation", formulation}});
     const KeySpec* m = find_key(keys, "solver.method");
     REQUIRE(m);
-    CHECK(m->choices == std::vector<std::string>{"bdf"});
+    CHECK(m->choices == std::vector<std::string>{"auto", "bdf"});
     CHECK(std::find(method->choices.begin(), method->choices.end(), "bdf") != method->choices.end());
     const KeySpec* r = find_key(keys, "dae.stabilization_rate");
     REQUIRE(r);

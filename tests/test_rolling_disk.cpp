@@ -217,6 +217,7 @@ TEST_CASE("rolling_disk: no chattering while rolling") {
   SimulationOptions opt;
   opt.t_end = 200;
   opt.output_dt = 0.01;
+  opt.solver.method = "adams";  // the disk's method here (run_disk)
   opt.solver.rtol = 1e-10;
   opt.solver.atol = 1e-12;
   Recorder ref;
@@ -257,6 +258,7 @@ output_dt = 0.01
   Recorder ph;
   simulate(*sys, simulation_options(sc), {&ph});
   REQUIRE(ph.result.status == "ok");
+  CHECK(ph.result.stats.method == "auto: exact");  // the default: the closed form, compared with the closed form
 
   rolling_disk::Params p;
   p.physical = true;
@@ -269,7 +271,7 @@ output_dt = 0.01
   CHECK(s.omega0 == doctest::Approx(std::sqrt(200.0 / 3.0)));
   double q[3];
   rolling_disk::to_dimensionless(p, 0.25, 0, 0.5, q);
-  const Recorder dl = run_disk(0.5, q[0], q[1], q[2], 10 * s.omega0);
+  const Recorder dl = run_disk(0.5, q[0], q[1], q[2], 10 * s.omega0, 1e-10, "exact");
   CHECK(ph.symbols() == dl.symbols());
   REQUIRE(ph.events.size() == dl.events.size());
   double max_dt = 0;

@@ -36,7 +36,12 @@ const Parameters<SolverOptions>& solver_parameters() {
       {
           param(&S::method,
                 string_option("solver.method", solver_method_names(MethodFacet::Ode),
-                              "CVODE's Adams-Moulton with fixed-point iteration, or BDF with Newton and a dense "
+                              "auto (the default): the model's closed-form propagation where it has one (exact), IDA "
+                              "for a DAE, CVODE's Adams for the contact engines, otherwise dop853 watched by "
+                              "Hairer's stiffness test, handing over to BDF for the rest of the run where it finds "
+                              "the problem stiff, its largest step a tenth of the run unless solver.max_step is given "
+                              "(the file's /solver method says what ran); CVODE's Adams-Moulton with fixed-point iteration, or BDF with Newton "
+                              "and a dense "
                               "Jacobian; ARKODE's explicit Runge-Kutta of order 8 (erk, Fehlberg 13(7)8); Boost.Odeint's "
                               "Dormand-Prince 5(4) (dopri5) with its dense output (order 4), CVODE's error test "
                               "(weighted RMS norm, weights 1/(rtol |x_i| + atol_i)) and the witnesses located on the "

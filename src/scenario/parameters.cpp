@@ -105,7 +105,8 @@ KeyBuilder integer_option(std::string path, std::string description) {
 }
 
 KeyVariant KeyVariant::adding_choices(const std::vector<std::string>& more, const std::string& meaning) && {
-  for (const auto& c : more) spec_.choices.push_back(c);
+  for (const auto& c : more)
+    if (std::find(spec_.choices.begin(), spec_.choices.end(), c) == spec_.choices.end()) spec_.choices.push_back(c);
   if (!meaning.empty()) spec_.description += "; " + meaning;
   return std::move(*this);
 }

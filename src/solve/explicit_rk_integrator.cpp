@@ -91,6 +91,8 @@ class Dopri5Method {
 
   Dopri5Method(std::size_t, const Weights* w) : controlled_(WeightedRms(w)) {}
   void reset() { controlled_.reset(); }
+  void restart() { reset(); }
+  bool stiff() const { return false; }  ///< no stiffness test
 
   /// One attempt from (t, x) with step dt: true with (t + dt, x_new, dxdt_new) and the next step's proposal in
   /// dt, or false with a smaller dt to try.
@@ -130,6 +132,14 @@ class Dop853Method {
     rejected_ = false;
     dense_ready_ = false;
   }
+  /// A fresh run: also forgets the stiffness test's count.
+  void restart() {
+    reset();
+    stiff_steps_ = nonstiff_steps_ = 0;
+    stiff_ = false;
+  }
+  /// True once the stiffness test has found the problem stiff (see test_stiffness).
+  bool stiff() const { return stiff_; }
 
   template <class F>
   bool try_step(F& f, const State& x, const State& dxdt, double& t, State& x_new, State& dxdt_new, double& dt) {
@@ -161,6 +171,7 @@ class Dop853Method {
     const double fac11 = std::pow(err, 1.0 / 8.0);
     if (err <= 1) {
       f(x_new, dxdt_new, t + h);
+      test_stiffness(x_new, dxdt_new, h);
       double h_new = h / std::max(1 / kGrowMax, std::min(kShrinkMax, fac11 / kSafe));
       if (rejected_) h_new = std::min(h_new, h);  // no growth right after a rejection
       rejected_ = false;
@@ -217,7 +228,32 @@ class Dop853Method {
     f(y_, k_[s], t + T::c[s] * h);
   }
 
+  /// The stiffness test of Hairer's DOP853 (Hairer and Wanner, Solving ODE II, IV.2, and the authors' code): the
+  /// last stage Y12 and the new solution y1 are both at t + h, so h |f(y1) - f(Y12)| / |y1 - Y12| estimates
+  /// h |lambda| for the Jacobian's dominant eigenvalue. Above 6.1, DOP853's stability boundary on the negative real
+  /// axis, the step size is limited by stability rather than accuracy; 15 such accepted steps in a row (fewer than
+  /// 6 others between them) find the problem stiff. Tested at every accepted step (the authors' code tests every
+  /// 1000th until one is positive): its cost is two sums over the state.
+  void test_stiffness(const State& x_new, const State& dxdt_new, double h) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < x_new.size(); ++i) {
+      num += (dxdt_new[i] - k_[11][i]) * (dxdt_new[i] - k_[11][i]);
+      den += (x_new[i] - y_[i]) * (x_new[i] - y_[i]);
+    }
+    if (!(den > 0)) return;
+    constexpr double kStabilityBoundary = 6.1;
+    constexpr int kStiffSteps = 15, kNonstiffSteps = 6;
+    if (std::abs(h) * std::sqrt(num / den) > kStabilityBoundary) {
+      nonstiff_steps_ = 0;
+      if (++stiff_steps_ >= kStiffSteps) stiff_ = true;
+    } else if (++nonstiff_steps_ >= kNonstiffSteps) {
+      stiff_steps_ = 0;
+    }
+  }
+
   const Weights* w_;
+  int stiff_steps_ = 0, nonstiff_steps_ = 0;
+  bool stiff_ = false;
   std::array<State, 16> k_;  ///< the stages of the last attempt (k_[12]: x' at its end, for the dense output)
   std::array<State, 7> r_;   ///< the dense output's coefficients of the last accepted step
   State y_;
@@ -242,6 +278,7 @@ class ExplicitRkIntegrator final : public Integrator {
 
   void reset(double t, const double* x, int mode) override {
     if (started_) ++restarts_;
+    else method_.restart();
     started_ = true;
     mode_ = mode;
     std::copy(x, x + n_, x_.begin());
@@ -301,14 +338,16 @@ class ExplicitRkIntegrator final : public Integrator {
       ++n_err_fails_;
       h_ = dt;
       const double t_scale = std::max(std::abs(t_old_), std::abs(t_stop));
-      if (!(dt > 16 * std::numeric_limits<double>::epsilon() * t_scale) || !std::isfinite(dt))
-        throw SolverError(
-            std::string(Method::kMethod) + " step", -1, "TOO_SMALL_STEP", t_old_, dt, sys_->mode_name(mode_),
-            weights_.not_finite ? "the right-hand side was not finite along the step: the model could not be "
-                                  "evaluated here"
-                                : "the error test failed down to a step of round-off size; the problem may be stiff "
-                                  "or not smooth here: try solver.method = \"bdf\", or loosen solver.rtol or "
-                                  "solver.atol");
+      if (!(dt > 16 * std::numeric_limits<double>::epsilon() * t_scale) || !std::isfinite(dt)) {
+        const std::string where = std::string(Method::kMethod) + " step", mode = sys_->mode_name(mode_);
+        if (weights_.not_finite)
+          throw SolverError(where, -1, "TOO_SMALL_STEP", t_old_, dt, mode,
+                            "the right-hand side was not finite along the step: the model could not be evaluated "
+                            "here");
+        throw StepSizeError(where, -1, "TOO_SMALL_STEP", t_old_, dt, mode,
+                            "the error test failed down to a step of round-off size; the problem may be stiff or not "
+                            "smooth here: try solver.method = \"bdf\", or loosen solver.rtol or solver.atol");
+      }
     }
     const bool reached_stop = t_new_ >= t_stop;
     pending_status_ = reached_stop ? Status::StopTime : Status::Step;
@@ -349,6 +388,7 @@ class ExplicitRkIntegrator final : public Integrator {
 
   const std::vector<int>& roots() const override { return roots_; }
   double last_step_size() const override { return t_new_ - t_old_; }
+  bool stiff() const override { return method_.stiff(); }
 
   SolverStats stats() const override {
     SolverStats s;

@@ -11,6 +11,7 @@ std::unique_ptr<Integrator> make_ida_integrator(const HybridSystem& system, cons
 std::unique_ptr<Integrator> make_erk_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_dopri5_integrator(const HybridSystem& system, const SolverOptions& options);
 std::unique_ptr<Integrator> make_dop853_integrator(const HybridSystem& system, const SolverOptions& options);
+std::unique_ptr<Integrator> make_auto_integrator(const HybridSystem& system, const SolverOptions& options);
 
 namespace {
 
@@ -28,7 +29,7 @@ struct Method {
   std::unique_ptr<Integrator> (*make)(const HybridSystem&, const SolverOptions&);
 };
 constexpr Method kMethods[] = {
-    {"adams", Needs::Ode, &make_cvode_integrator},   {"bdf", Needs::Dae, &make_ida_integrator},
+    {"auto", Needs::Any, &make_auto_integrator},     {"adams", Needs::Ode, &make_cvode_integrator},   {"bdf", Needs::Dae, &make_ida_integrator},
     {"bdf", Needs::Ode, &make_cvode_integrator},     {"erk", Needs::Ode, &make_erk_integrator},
     {"dopri5", Needs::Ode, &make_dopri5_integrator}, {"dop853", Needs::Ode, &make_dop853_integrator},
     {"exact", Needs::Exact, &make_exact},
@@ -39,6 +40,7 @@ bool has(const HybridSystem& system, Needs needs) {
     case Needs::Ode: return facet<OdeSystem>(system) != nullptr;
     case Needs::Dae: return facet<DaeSystem>(system) != nullptr;
     case Needs::Exact: return facet<ExactSystem>(system) != nullptr;
+    case Needs::Any: return true;
   }
   return false;
 }
@@ -48,6 +50,7 @@ const char* needs_text(Needs needs) {
     case Needs::Ode: return "an ODE x' = f(t, x)";
     case Needs::Dae: return "a DAE F(t, x, x') = 0";
     case Needs::Exact: return "a piecewise-linear model with closed-form modes";
+    case Needs::Any: return "any system";
   }
   return "";
 }
@@ -57,7 +60,7 @@ const char* needs_text(Needs needs) {
 std::vector<std::string> solver_method_names(MethodFacet facet) {
   std::vector<std::string> names;
   for (const Method& m : kMethods)
-    if (m.needs == facet) names.emplace_back(m.name);
+    if (m.needs == facet || (m.needs == Needs::Any && facet != Needs::Any)) names.emplace_back(m.name);
   return names;
 }
 
@@ -76,6 +79,11 @@ std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const So
   throw InputError("solver.method \"" + options.method + "\" integrates " + needed + "; the model \"" +
                    system.model_name() + "\" in this formulation has none (its methods: " +
                    (available.empty() ? std::string("none") : available) + ")");
+}
+
+SolverOptions for_run(SolverOptions options, double t0, double t_end) {
+  if (options.method == "auto" && options.max_step_size == 0 && t_end > t0) options.max_step_size = (t_end - t0) / 10;
+  return options;
 }
 
 void absolute_tolerances(const HybridSystem& system, const SolverOptions& options, double* atol) {

@@ -64,7 +64,8 @@ class Loop {
     t_ = opt_.t0;
     std::unique_ptr<Integrator> integ;
     try {
-      integ = workspace_ ? workspace_->take(sys_, opt_.solver) : make_integrator(sys_, opt_.solver);
+      const SolverOptions solver = for_run(opt_.solver, opt_.t0, opt_.t_end);
+      integ = workspace_ ? workspace_->take(sys_, solver) : make_integrator(sys_, solver);
       summarizer_->on_tolerances(opt_.solver.rtol, opt_.solver.atol, integ->locates_events_exactly());
       integ->reset(t_, x_.data(), mode_);
       audit(*integ, "the initial state");

@@ -47,6 +47,13 @@ class SolverError : public std::runtime_error {
   double t = 0, h = 0;
 };
 
+/// An explicit method's error test failed down to a step of round-off size where the model could be evaluated: the
+/// problem may be stiff there (solver.method = "auto" then goes on with BDF).
+class StepSizeError : public SolverError {
+ public:
+  using SolverError::SolverError;
+};
+
 /// The self-audit of a run found a state the engine cannot vouch for (docs/audit.md): the message says where
 /// (t, mode) and which rule broke. The run ends like a solver failure: exit 3, data kept, marked incomplete.
 class AuditError : public SolverError {

@@ -12,7 +12,9 @@ namespace rollsim {
 class HybridSystem;
 
 struct SolverOptions {
-  std::string method = "adams";  ///< adams | bdf (CVODE; bdf is IDA for a DAE) | erk (ARKODE) | dopri5 (Odeint) | dop853 | exact (by model)
+  /// auto (the choice of solve/integrator.hpp) | adams | bdf (CVODE; bdf is IDA for a DAE) | erk (ARKODE) | dopri5
+  /// (Odeint) | dop853 | exact (by model)
+  std::string method = "auto";
   double rtol = 1e-10;
   double atol = 1e-12;        ///< for every state not named in atol_by_state
   /// Absolute tolerances of named states (solver.atol = { name = value }); the names are states of the system.
@@ -55,6 +57,9 @@ class Integrator {
   /// True when the integrator finds every event itself, to round-off (closed-form propagation): the simulate
   /// loop then does not search the steps for crossings the root finder missed.
   virtual bool locates_events_exactly() const { return false; }
+  /// True once a method that tests for stiffness (dop853: Hairer's test of h |lambda| against its stability
+  /// boundary) has found the problem stiff over its recent steps; false for every other method.
+  virtual bool stiff() const { return false; }
   /// For the next run: bind to `system` with `options`, keeping the solver's memory (the next reset()
   /// reinitialises it; the statistics start again from zero). Possible only for a system of the same class and
   /// size and options of the same method; false otherwise (the caller then makes a new integrator).

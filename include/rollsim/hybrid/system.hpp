@@ -149,6 +149,9 @@ class OdeSystem : public virtual HybridSystem {
   virtual void rhs(double t, const double* x, int mode, double* xdot) const = 0;
   /// Optional dense Jacobian J[i + n*j] = d f_i / d x_j (column-major). Returns false if not provided.
   virtual bool jacobian(double /*t*/, const double* /*x*/, int /*mode*/, double* /*J*/) const { return false; }
+  /// The method solver.method = "auto" integrates this ODE with (src/solve/auto_integrator.cpp): "dop853", watched by
+  /// its stiffness test and handing over to BDF, for a smooth or Filippov system; a system may name another.
+  virtual const char* auto_method() const { return "dop853"; }
 };
 
 /// The DAE facet: F(t, x, x', mode) = 0.
