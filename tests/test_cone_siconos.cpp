@@ -52,8 +52,8 @@ TEST_CASE("cone engine: the modes and forces of contacts at rest agree with Sico
   std::mt19937 rng(20261127);
   std::uniform_real_distribution<double> u(-1, 1);
   int compared = 0, sliding = 0, sticking = 0, open = 0;
-  // 80 problems in a release build, 24 under a sanitizer.
-  const int trials = test::full_or_sanitized(80, 24);
+  // 80 problems in a release build, 9 under a sanitizer (three of each count of contacts; 24 took 160 s there).
+  const int trials = test::full_or_sanitized(80, 9);
   for (int trial = 0; trial < trials; ++trial) {
     const std::size_t nc = 1 + static_cast<std::size_t>(trial % 3);
     const auto m = static_cast<Eigen::Index>(3 * nc);
@@ -112,7 +112,8 @@ TEST_CASE("cone engine: the modes and forces of contacts at rest agree with Sico
   }
   // The random problems cover every mode, and Siconos converged on most of them.
   CHECK(compared >= trials - trials / 8);
-  CHECK(sliding >= 5);
-  CHECK(sticking >= 5);
-  CHECK(open >= 5);
+  const int each = test::full_or_sanitized(5, 1);
+  CHECK(sliding >= each);
+  CHECK(sticking >= each);
+  CHECK(open >= each);
 }
