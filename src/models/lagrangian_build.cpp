@@ -1,10 +1,15 @@
 // Building a user model's system from a validated scenario, in the order of its seams: the names, the
 // expressions, the contacts (lagrangian_contacts.cpp), the outputs and events, the derivation and compilation
 // (lagrangian_compile.cpp), the checks at the initial state (lagrangian_checks.cpp) and the system of the model's form.
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "rollsim/core/error.hpp"
@@ -230,10 +235,115 @@ std::unique_ptr<HybridSystem> system_at_start(const Build& b) {
   return smooth_system(b.c, std::move(x0));
 }
 
+// ---- sweep points without GiNaC ------------------------------------------------------------------------------
+
+/// A smooth model (no constraints, contacts or 3-D bodies) as one thread last built it: its compiled form, whose
+/// kernels library is held through a control block of this thread (so that copying it touches no reference count
+/// another thread shares), and the names of its parameters in the order of Compiled::p.
+struct PointPrototype {
+  std::shared_ptr<const Compiled> c;
+  std::vector<std::string> parameters;
+};
+
+/// The scenario without the values a point of a sweep varies: every resolved key and value, except the values of
+/// [parameters], [initial] and [initial_rates] (their names stay). Two scenarios with the same key are the same
+/// model but for those numbers.
+std::string structure_key(const Scenario& sc) {
+  const std::string text = sc.resolved_text();
+  std::string key;
+  key.reserve(text.size());
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + start, end - start);
+    const bool value_only = line.rfind("parameters.", 0) == 0 || line.rfind("initial.", 0) == 0 ||
+                            line.rfind("initial_rates.", 0) == 0;
+    key += value_only ? line.substr(0, line.find(" = ")) : line;
+    key += '\n';
+    start = end + 1;
+  }
+  return key;
+}
+
+/// The prototypes of this thread (a sweep's worker builds its first point under the lock and every later one of the
+/// same model from here). A few models at most: a sweep has one.
+std::map<std::string, PointPrototype>& prototypes() {
+  thread_local std::map<std::string, PointPrototype> p;
+  return p;
+}
+
+/// A start value written as a plain decimal number ([-]digits[.digits][e[+-]digits], as a sweep writes its
+/// values): its double, correctly rounded as the expression parser's exact rational is. Anything else (an
+/// expression of the parameters) is for the full build.
+std::optional<double> plain_number(const std::string& text) {
+  std::size_t i = text[0] == '-' ? 1 : 0, digits = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  if (i < text.size() && text[i] == '.')
+    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));) ++i, ++digits;
+  if (!digits) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    const std::size_t e0 = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == e0 || i - e0 > 3) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  const double v = std::strtod(text.c_str(), nullptr);
+  if (!std::isfinite(v) || (v != 0 && std::abs(v) < std::numeric_limits<double>::min())) return std::nullopt;
+  return v;
+}
+
+/// The system of a sweep point from this thread's prototype of its model, with the point's parameters and start:
+/// no GiNaC, no lock, no shared reference count. Nothing (the full build then runs, and says what is wrong) where
+/// there is no prototype, a start is an expression, or the start is not regular (M singular or f not finite).
+std::unique_ptr<HybridSystem> system_from_prototype(const Scenario& sc) {
+  auto& all = prototypes();
+  if (all.empty()) return nullptr;
+  const auto it = all.find(structure_key(sc));
+  if (it == all.end()) return nullptr;
+  const PointPrototype& pr = it->second;
+  if (pr.c->p.size() != pr.parameters.size()) return nullptr;
+  auto c = std::make_shared<Compiled>(*pr.c);
+  c->setup.from_prototype = true;
+  for (std::size_t i = 0; i < pr.parameters.size(); ++i) c->p[i] = sc.real("parameters." + pr.parameters[i]);
+  const std::size_t n = c->n;
+  std::vector<double> x0(2 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (const auto& [section, at] : {std::pair{"initial.", i}, std::pair{"initial_rates.", n + i}}) {
+      const std::string key = section + c->coordinates[i];
+      const std::optional<double> v = sc.has(key) ? plain_number(sc.string(key)) : std::nullopt;
+      if (!v) return nullptr;
+      x0[at] = *v;
+    }
+  const MassAtStart start = mass_at_start(*c, x0.data());
+  if (!start.regular || !start.forces_finite) return nullptr;
+  x0.resize(2 * n + c->n_extra, 0.0);
+  return smooth_system(std::move(c), std::move(x0));
+}
+
+/// Keeps the model just built as this thread's prototype where its points can be built from it: a smooth model.
+void keep_prototype(const Build& b, const Scenario& sc) {
+  const Compiled& c = *b.c;
+  if (!b.m.velocity_constraints.empty() || c.nc || c.n_cone_contacts || c.has_contact || c.n_contacts ||
+      !c.charts.empty())
+    return;
+  for (const auto& name : b.bodies)
+    if (is_3d(sc, "bodies." + name)) return;
+  auto& all = prototypes();
+  if (all.size() >= 4) all.clear();
+  auto copy = std::make_shared<Compiled>(c);
+  // A control block of this thread's own for the kernels' library (it keeps the shared one alive).
+  copy->lib = std::shared_ptr<symbolic::CompiledKernels>(c.lib.get(), [keep = c.lib](symbolic::CompiledKernels*) {});
+  all[structure_key(sc)] = {std::move(copy), b.m.parameters};
+}
+
 /// GiNaC is not thread-safe (its expressions share reference-counted nodes, its numbers included), and sweep
 /// threads build their points' systems concurrently: every use of GiNaC, from parsing to the destruction of the
-/// last expression, happens under this lock. The systems built use only the compiled kernels.
+/// last expression, happens under this lock. The systems built use only the compiled kernels, and a smooth model's
+/// later points in the same thread are built from its prototype without the lock (system_from_prototype).
 std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
+  if (auto fast = system_from_prototype(sc)) return fast;
   static std::mutex ginac;
   std::lock_guard<std::mutex> lock(ginac);
   return make_system_unlocked(sc);
@@ -253,7 +363,9 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
   // The contacts with Coulomb friction (the cone's engine) and their kernel.
   b.c->n_cone_contacts = b.m.cone_contacts.size();
   if (b.c->n_cone_contacts) b.c->cone_contacts = b.c->lib->get(symbolic::KernelNames::cone_contacts);
-  return system_at_start(b);
+  auto system = system_at_start(b);
+  keep_prototype(b, sc);
+  return system;
 }
 
 }  // namespace rollsim::lagrangian::detail

@@ -71,6 +71,14 @@ void derive_and_compile(Build& b);
 // ---- checks at the initial state (lagrangian_checks.cpp) ----------------------------------------------------
 
 /// The mass matrix d2T/dder(q)2 must be regular at the initial state.
+/// The mass matrix M and the forces f of M q'' = f at the start x0 (2n values), from the kernels alone (no GiNaC):
+/// M's extreme singular values, whether it is regular (smin > 1e-12 smax) and f finite. f stays in the scratch.
+struct MassAtStart {
+  Eigen::MatrixXd M;
+  double smax = 0, smin = 0;
+  bool regular = false, forces_finite = false;
+};
+MassAtStart mass_at_start(const Compiled& c, const double* x0);
 void check_mass_matrix(const Build& b, const std::vector<double>& x0);
 /// The generalized forces f of M q'' = f are finite at the initial state (after check_mass_matrix, which evaluates them).
 void check_forces_finite(const Build& b);

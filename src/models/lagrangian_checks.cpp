@@ -106,19 +106,30 @@ std::string kinetic_key(const Build& b) {
 
 }  // namespace
 
+MassAtStart mass_at_start(const Compiled& c, const double* x0) {
+  Scratch& w = scratch(c);
+  c.dyn(fill(c, w, 0.0, x0, 0.0), w.dyn.data());
+  const auto n = static_cast<Eigen::Index>(c.n);
+  MassAtStart s;
+  s.M.resize(n, n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = 0; i < n; ++i) s.M(i, j) = w.dyn[static_cast<std::size_t>(i + n * j)];
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(s.M);
+  const auto& sv = svd.singularValues();
+  s.smax = sv.maxCoeff();
+  s.smin = sv.minCoeff();
+  s.regular = std::isfinite(s.smax) && s.smin > 1e-12 * s.smax;
+  s.forces_finite = true;
+  for (std::size_t i = 0; i < c.n; ++i) s.forces_finite = s.forces_finite && std::isfinite(w.dyn[c.n * c.n + i]);
+  return s;
+}
+
 /// The mass matrix d2T/dder(q)2 must be regular at the initial state.
 void check_mass_matrix(const Build& b, const std::vector<double>& x0) {
-  const Compiled& c = *b.c;
-  Scratch& w = scratch(c);
-  c.dyn(fill(c, w, 0.0, x0.data(), 0.0), w.dyn.data());
-  const auto n = static_cast<Eigen::Index>(c.n);
-  Eigen::MatrixXd M(n, n);
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = 0; i < n; ++i) M(i, j) = w.dyn[static_cast<std::size_t>(i + n * j)];
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(M);
-  const auto& sv = svd.singularValues();
-  const double smax = sv.maxCoeff(), smin = sv.minCoeff();
-  if (std::isfinite(smax) && smin > 1e-12 * smax) return;
+  const MassAtStart s = mass_at_start(*b.c, x0.data());
+  const Eigen::MatrixXd& M = s.M;
+  const double smax = s.smax, smin = s.smin;
+  if (s.regular) return;
   std::ostringstream os;
   os.precision(6);
   os << "the mass matrix d2T/dder(q)2 is singular at the initial state (singular values from " << smax << " down to "

@@ -18,6 +18,9 @@ struct SetupTimes {
   double generate_seconds = 0;
   double compile_seconds = 0;
   bool from_cache = false;
+  /// Built from this thread's prototype of the same model (a sweep point after the thread's first): no GiNaC, no
+  /// lock; the times above are the prototype's.
+  bool from_prototype = false;
   std::string library;  ///< the compiled kernels' shared object
 };
 
