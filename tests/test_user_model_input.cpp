@@ -318,6 +318,12 @@ forces = { x = "m*g*sin(beta)", y = "m*g*sqrt(0.25 - sin(beta)^2)" }
   CHECK(e.find(where(text, "\"m*g*sqrt") + ": the equation of motion of coordinate y is not finite at the initial state") ==
         0);
   CHECK(e.find("lagrangian.forces.y = \"m*g*sqrt(0.25 - sin(beta)^2)\" is evaluated there") != std::string::npos);
+  // A start that divides by zero at the parameters' values is not finite (it was called "not of t or the
+  // coordinates"); the fuzzing input tests/fuzz_regressions/ginac-mul-division-by-zero-leak.toml is one.
+  const std::string rate = replaced(text, "[coordinates]", "[initial_rates]\nx = \"sqrt(g/sin(beta))\"\n[coordinates]");
+  CHECK(input_error(rate).empty());
+  CHECK(input_error(rate, {"parameters.beta=0"}).find(where(rate, "\"sqrt(g/sin") + ": initial_rates.x = \"sqrt(g/sin(beta))\" "
+                                                      "is not a finite real number at the parameters' values") == 0);
   // A potential singular at the start, with no force given: refused at the potential.
   const std::string pot = replaced(replaced(text, "forces = { x = \"m*g*sin(beta)\", y = \"m*g*sqrt(0.25 - sin(beta)^2)\" }",
                                             "potential = \"m*g*log(y)\""),

@@ -156,10 +156,12 @@ void holonomic_as_rows(Build& b) {
 /// error at the key for one of t or the coordinates, or without a finite real value.
 double start_value(const Build& b, const ex& e, const std::string& key) {
   const std::optional<double> v = value_of(e, b.m, b.c->p, nullptr);
-  if (!v || e.has(b.m.t))
+  bool varies = e.has(b.m.t);
+  for (std::size_t i = 0; i < b.m.n(); ++i) varies = varies || e.has(b.m.q[i]) || e.has(b.m.qd[i]);
+  if (varies)
     b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\": a start value is a number or an expression of the parameters, "
                    "not of t or the coordinates");
-  if (!std::isfinite(*v))
+  if (!v || !std::isfinite(*v))
     b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\" is not a finite real number at the parameters' values");
   return *v;
 }
