@@ -7,6 +7,7 @@
 #include "common.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/io/progress.hpp"
 #include "rollsim/solve/simulate.hpp"
 #include "rollsim/sweep/sweep.hpp"
@@ -37,6 +38,7 @@ int bench_sweep(const BenchArgs& a) {
   std::vector<double> times;
   std::size_t failed = 0;
   const auto start = std::chrono::steady_clock::now();
+  const long long waited_before = lock_wait_ns().load();
   const int runs = a.repeat > 0 ? a.repeat : kMaxAutoRuns;
   for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -55,12 +57,18 @@ int bench_sweep(const BenchArgs& a) {
     std::fprintf(stderr, "rollsim: bench: %zu point runs did not finish with status ok\n", failed);
     return kExitSolver;
   }
+  const double waited = static_cast<double>(lock_wait_ns().load() - waited_before) * 1e-9;
+  double busy = 0;  // the workers' time: wall time of every sweep times the threads
+  for (double t : times) busy += t * static_cast<double>(spec.n_points) * a.threads;
   std::sort(times.begin(), times.end());
   std::printf("scenario          %s\n", a.scenario.c_str());
   std::printf("sweeps            %zu of %zu points on %d thread%s (no output file)\n", times.size(), spec.n_points,
               a.threads, a.threads == 1 ? "" : "s");
   std::printf("wall time/point   median %.2f us, min %.2f us, max %.2f us\n", times[times.size() / 2] * 1e6,
               times.front() * 1e6, times.back() * 1e6);
+  std::printf("lock waits        %.3f ms in all, %.3f us per point (%.2f %% of the workers' time)\n", waited * 1e3,
+              waited * 1e6 / (static_cast<double>(spec.n_points) * static_cast<double>(times.size())),
+              busy > 0 ? 100.0 * waited / busy : 0.0);
   return 0;
 }
 

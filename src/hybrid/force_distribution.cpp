@@ -1,3 +1,4 @@
+#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/hybrid/force_distribution.hpp"
 
 #include <algorithm>
@@ -36,7 +37,7 @@ struct GlpkEnvironment {
 /// programme where a self-equilibrated set of forces would raise every margin without end).
 bool max_min_margin(const Eigen::MatrixXd& B, const Eigen::VectorXd& m0, double cap, Eigen::VectorXd& z, double& s) {
   const int p = static_cast<int>(B.rows()), k = static_cast<int>(B.cols());
-  const std::lock_guard<std::mutex> lock(glpk_mutex);
+  const auto lock = timed_lock(glpk_mutex);
   thread_local GlpkEnvironment environment;
   (void)environment;
   glp_prob* lp = glp_create_prob();

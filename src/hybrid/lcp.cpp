@@ -1,3 +1,4 @@
+#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/hybrid/lcp.hpp"
 
 #include <algorithm>
@@ -74,7 +75,7 @@ bool solve_lcp(const Eigen::MatrixXd& A, const Eigen::VectorXd& q, Eigen::Vector
   Eigen::VectorXd qq = q;
   int info = -1;
   {
-    std::lock_guard<std::mutex> lock(lcp_mutex);
+    const auto lock = timed_lock(lcp_mutex);
     const Numerics& nm = numerics();
     NumericsMatrix m;
     nm.null_matrix(&m);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -49,13 +50,6 @@ std::string error_stack() {
   return c.system.empty() ? c.text : c.system + " (" + c.text + ")";
 }
 
-Handle utf8_string_type() {
-  Handle t(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
-  check(H5Tset_size(t.get(), H5T_VARIABLE), "H5Tset_size");
-  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
-  return t;
-}
-
 Handle scalar_space() { return Handle(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate"); }
 
 Handle simple_space(std::size_t n) {
@@ -76,12 +70,58 @@ void write_attr_typed(hid_t obj, const std::string& name, hid_t type, const void
   check(H5Awrite(a.get(), type, value), "H5Awrite " + name);
 }
 
+}  // namespace
+
+Handle utf8_string_type() {
+  Handle t(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
+  check(H5Tset_size(t.get(), H5T_VARIABLE), "H5Tset_size");
+  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
+  return t;
+}
+
+Handle fixed_string_type(std::size_t width) {
+  Handle t(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
+  check(H5Tset_size(t.get(), std::max<std::size_t>(width, 1)), "H5Tset_size");
+  check(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  check(H5Tset_cset(t.get(), H5T_CSET_UTF8), "H5Tset_cset");
+  return t;
+}
+
 void describe(hid_t ds, const std::string& unit, const std::string& description) {
   if (!unit.empty()) write_attr(ds, "unit", unit);
   if (!description.empty()) write_attr(ds, "description", description);
 }
 
-}  // namespace
+Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::size_t chunk, Filter filter,
+                      const void* fill) {
+  hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunks[1] = {std::max<std::size_t>(chunk, 1)};
+  Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose, "H5Screate_simple");
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+  check(H5Pset_chunk(dcpl.get(), 1, chunks), "H5Pset_chunk");
+  if (filter != Filter::None && H5Tis_variable_str(type) <= 0) {
+    if (filter == Filter::ShuffleDeflate) check(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
+    check(H5Pset_deflate(dcpl.get(), 1), "H5Pset_deflate");
+  }
+  if (fill) check(H5Pset_fill_value(dcpl.get(), type, fill), "H5Pset_fill_value");
+  // Rows are appended in whole blocks, each written once: a chunk cache (1 MiB per dataset) would only hold memory.
+  Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "H5Pcreate");
+  check(H5Pset_chunk_cache(dapl.get(), 0, 0, H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+  return Handle(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()), H5Dclose,
+                ("creating dataset " + name).c_str());
+}
+
+void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name) {
+  if (n == 0) return;
+  const hsize_t start[1] = {first}, count[1] = {n}, total[1] = {first + n};
+  Handle cur(H5Dget_space(ds), H5Sclose, "H5Dget_space");
+  hsize_t have[1] = {0};
+  H5Sget_simple_extent_dims(cur.get(), have, nullptr);
+  if (have[0] < total[0]) check(H5Dset_extent(ds, total), "extending " + name);
+  Handle mem(H5Screate_simple(1, count, nullptr), H5Sclose, "H5Screate_simple");
+  Handle file_space(H5Dget_space(ds), H5Sclose, "H5Dget_space");
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
+  check(H5Dwrite(ds, mem_type, mem.get(), file_space.get(), H5P_DEFAULT, data), "writing " + name);
+}
 
 Handle::Handle(hid_t id, Closer closer, const char* what) : id_(id), closer_(closer) {
   quiet();
@@ -207,6 +247,40 @@ std::vector<double> read_vector(hid_t parent, const std::string& name) {
   return v;
 }
 
+std::vector<std::string> read_strings(hid_t parent, const std::string& name) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, ("opening dataset " + name).c_str());
+  Handle space(H5Dget_space(ds.get()), H5Sclose, "H5Dget_space");
+  const auto n = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get()));
+  Handle file_type(H5Dget_type(ds.get()), H5Tclose, "H5Dget_type");
+  std::vector<std::string> out(n);
+  if (n == 0) return out;
+  if (H5Tis_variable_str(file_type.get()) > 0) {
+    Handle t = utf8_string_type();
+    std::vector<char*> ptrs(n, nullptr);
+    check(H5Dread(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dread " + name);
+    for (std::size_t i = 0; i < n; ++i) out[i] = ptrs[i] ? ptrs[i] : "";
+    check(H5Dvlen_reclaim(t.get(), space.get(), H5P_DEFAULT, ptrs.data()), "H5Dvlen_reclaim " + name);
+  } else {
+    const std::size_t width = H5Tget_size(file_type.get());
+    Handle t = fixed_string_type(width);
+    std::vector<char> chars(n * width);
+    check(H5Dread(ds.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, chars.data()), "H5Dread " + name);
+    for (std::size_t i = 0; i < n; ++i) {
+      const char* s = chars.data() + i * width;
+      out[i].assign(s, strnlen(s, width));
+    }
+  }
+  return out;
+}
+
+std::vector<long long> read_ints(hid_t parent, const std::string& name) {
+  Handle ds(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, ("opening dataset " + name).c_str());
+  Handle space(H5Dget_space(ds.get()), H5Sclose, "H5Dget_space");
+  std::vector<long long> v(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  if (!v.empty()) check(H5Dread(ds.get(), H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "H5Dread " + name);
+  return v;
+}
+
 std::string read_attr_string(hid_t obj, const std::string& name) {
   Handle a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose, ("opening attribute " + name).c_str());
   Handle t = utf8_string_type();
@@ -230,24 +304,11 @@ Table::Table(hid_t parent, const std::string& group, std::vector<Column> columns
   group_ = exists(parent, group) ? open_group(parent, group) : create_group(parent, group);
   Handle str_type = utf8_string_type();
   for (const auto& c : columns_) {
-    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {block_};
-    Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose, "H5Screate_simple");
-    Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
-    check(H5Pset_chunk(dcpl.get(), 1, chunk), "H5Pset_chunk");
-    if (c.type != ColumnType::String) {
-      check(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
-      check(H5Pset_deflate(dcpl.get(), 1), "H5Pset_deflate");
-    }
     hid_t type = c.type == ColumnType::Float64 ? H5T_IEEE_F64LE
                  : c.type == ColumnType::Int8  ? H5T_STD_I8LE
                  : c.type == ColumnType::Int32 ? H5T_STD_I32LE
                                                : str_type.get();
-    // Rows are appended in whole chunks, each written once: a chunk cache (1 MiB per dataset) would only
-    // hold memory.
-    Handle dapl(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, "H5Pcreate");
-    check(H5Pset_chunk_cache(dapl.get(), 0, 0, H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
-    Handle ds(H5Dcreate2(group_.get(), c.name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), dapl.get()), H5Dclose,
-              ("creating dataset " + group + "/" + c.name).c_str());
+    Handle ds = create_growing(group_.get(), c.name, type, block_, Filter::ShuffleDeflate);
     describe(ds.get(), c.unit, c.description);
     datasets_.push_back(std::move(ds));
     if (c.type == ColumnType::String) {
@@ -276,8 +337,6 @@ void Table::append(const double* numbers, const std::vector<std::string>& string
 
 void Table::flush() {
   if (buffered_ == 0) return;
-  const hsize_t start[1] = {rows_}, count[1] = {buffered_}, total[1] = {rows_ + buffered_};
-  Handle mem(H5Screate_simple(1, count, nullptr), H5Sclose, "H5Screate_simple");
   Handle str_type = utf8_string_type();
   std::size_t ni = 0, si = 0;
   // Whatever happens below, these rows are consumed: a failed write is not retried.
@@ -285,26 +344,20 @@ void Table::flush() {
   buffered_ = 0;
   for (std::size_t c = 0; c < columns_.size(); ++c) {
     hid_t ds = datasets_[c].get();
-    check(H5Dset_extent(ds, total), "extending " + columns_[c].name);
-    Handle file_space(H5Dget_space(ds), H5Sclose, "H5Dget_space");
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
     if (columns_[c].type == ColumnType::String) {
       auto& buf = str_buf_[si++];
       std::vector<const char*> ptrs;
       ptrs.reserve(buf.size());
       for (const auto& s : buf) ptrs.push_back(s.c_str());
-      check(H5Dwrite(ds, str_type.get(), mem.get(), file_space.get(), H5P_DEFAULT, ptrs.data()),
-            "writing " + columns_[c].name);
+      write_rows(ds, rows_, n, str_type.get(), ptrs.data(), columns_[c].name);
       buf.clear();
     } else {
       auto& buf = num_buf_[ni++];
       if (columns_[c].type == ColumnType::Float64) {
-        check(H5Dwrite(ds, H5T_NATIVE_DOUBLE, mem.get(), file_space.get(), H5P_DEFAULT, buf.data()),
-              "writing " + columns_[c].name);
+        write_rows(ds, rows_, n, H5T_NATIVE_DOUBLE, buf.data(), columns_[c].name);
       } else {
         std::vector<int> ints(buf.begin(), buf.end());
-        check(H5Dwrite(ds, H5T_NATIVE_INT, mem.get(), file_space.get(), H5P_DEFAULT, ints.data()),
-              "writing " + columns_[c].name);
+        write_rows(ds, rows_, n, H5T_NATIVE_INT, ints.data(), columns_[c].name);
       }
       buf.clear();
     }

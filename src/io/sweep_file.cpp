@@ -1,30 +1,239 @@
 #include "rollsim/io/sweep_file.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+
+#include <zlib.h>
+
+#include "rollsim/core/error.hpp"
 
 #include "rollsim/io/hdf5.hpp"
 #include "rollsim/io/result_file.hpp"
 
 namespace rollsim {
 
-void write_sweep_table(hid_t root, const std::string& name, const sweep::Spec& spec,
-                       const std::vector<sweep::Column>& columns) {
-  h5::Handle g = h5::create_group(root, name);
-  h5::write_attr(g.get(), "mode", spec.mode);
-  h5::write_attr(g.get(), "n_points", static_cast<long long>(spec.n_points));
+namespace {
+
+/// Deflating a numeric column pays when its first block, byte-shuffled as HDF5's filter shuffles it, deflates at
+/// level 1 to at most half its size (a grid's swept values, counts and flags do; the final states of a basin
+/// map hardly shrink, and deflating them would cost more than the rest of writing a row).
+h5::Filter numeric_filter(const void* data, std::size_t n, std::size_t elem) {
+  if (n == 0) return h5::Filter::ShuffleDeflate;
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::vector<unsigned char> shuffled(n * elem);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t b = 0; b < elem; ++b) shuffled[b * n + i] = bytes[i * elem + b];
+  uLongf out = compressBound(static_cast<uLong>(shuffled.size()));
+  std::vector<unsigned char> packed(out);
+  if (compress2(packed.data(), &out, shuffled.data(), static_cast<uLong>(shuffled.size()), 1) != Z_OK)
+    return h5::Filter::ShuffleDeflate;
+  return 2 * out <= shuffled.size() ? h5::Filter::ShuffleDeflate : h5::Filter::None;
+}
+
+/// Rows per chunk: at most 4096, the points split into chunks of equal size, so that the last chunk is full or
+/// nearly (an unfiltered dataset's last chunk takes its whole size on disk).
+std::size_t balanced_chunk(std::size_t n) {
+  constexpr std::size_t kMax = 4096;
+  const std::size_t chunks = std::max<std::size_t>(1, (n + kMax - 1) / kMax);
+  return std::max<std::size_t>(1, (n + chunks - 1) / chunks);
+}
+
+}  // namespace
+
+/// One string column's rows, as (length, bytes) records in a temporary file, written and read through a buffer of
+/// its own (a record at a time through stdio would cost more than the rest of a row).
+struct SweepTableWriter::Spool {
+  static constexpr std::size_t kBuffer = 1u << 18;
+  std::FILE* f = nullptr;
+  std::size_t rows = 0, longest = 0, bytes = 0;
+  std::string buf;       // writing: records not yet in the file; reading: bytes read and not yet taken
+  std::size_t pos = 0;   // reading: the next record's offset in buf
+  Spool() {
+    f = std::tmpfile();
+    if (!f) throw IoError(std::string("sweep table: cannot create a temporary file: ") + std::strerror(errno));
+    buf.reserve(kBuffer);
+  }
+  ~Spool() {
+    if (f) std::fclose(f);
+  }
+  void spill() {
+    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size())
+      throw IoError(std::string("sweep table: writing a temporary file failed: ") + std::strerror(errno));
+    buf.clear();
+  }
+  void put(std::string_view s) {
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX));
+    if (buf.size() + sizeof n + n > kBuffer) spill();  // the buffer never grows past its first size
+    if (sizeof n + n > kBuffer) {
+      if (std::fwrite(&n, sizeof n, 1, f) != 1 || std::fwrite(s.data(), 1, n, f) != n)
+        throw IoError(std::string("sweep table: writing a temporary file failed: ") + std::strerror(errno));
+    } else {
+      buf.append(reinterpret_cast<const char*>(&n), sizeof n);
+      buf.append(s.data(), n);
+    }
+    ++rows;
+    longest = std::max<std::size_t>(longest, n);
+    bytes += n;
+  }
+  void pad_to(std::size_t first) {
+    while (rows < first) put({});
+  }
+  /// After the last put: read from the start.
+  void rewind() {
+    spill();
+    std::rewind(f);
+    pos = 0;
+  }
+  /// Make at least `n` bytes from pos available in buf (fewer only at the end of the file).
+  void want(std::size_t n) {
+    if (buf.size() - pos >= n) return;
+    buf.erase(0, pos);
+    pos = 0;
+    const std::size_t have = buf.size();
+    buf.resize(std::max(n, kBuffer));
+    const std::size_t got = std::fread(buf.data() + have, 1, buf.size() - have, f);
+    buf.resize(have + got);
+  }
+  /// The next record, valid until the next call.
+  std::string_view get() {
+    std::uint32_t n = 0;
+    want(sizeof n);
+    if (buf.size() - pos < sizeof n) throw IoError("sweep table: a temporary file ended early");
+    std::memcpy(&n, buf.data() + pos, sizeof n);
+    pos += sizeof n;
+    want(n);
+    if (buf.size() - pos < n) throw IoError("sweep table: a temporary file ended early");
+    const std::string_view s(buf.data() + pos, n);
+    pos += n;
+    return s;
+  }
+};
+
+SweepTableWriter::SweepTableWriter(hid_t root, const std::string& name, const sweep::Spec& spec, std::size_t chunk)
+    : group_(h5::create_group(root, name)),
+      chunk_(chunk ? chunk : balanced_chunk(spec.n_points)) {
+  h5::write_attr(group_.get(), "mode", spec.mode);
+  h5::write_attr(group_.get(), "n_points", static_cast<long long>(spec.n_points));
   std::string keys;
   for (const auto& a : spec.axes) keys += (keys.empty() ? "" : ",") + a.key;
-  h5::write_attr(g.get(), "swept_keys", keys);
-  h5::write_attr(g.get(), "order", spec.mode == "zip"
-                                       ? "zip: row i takes the i-th value of every swept key"
-                                       : "grid: swept keys in file order, the last key varies fastest");
-  for (const auto& c : columns) {
+  h5::write_attr(group_.get(), "swept_keys", keys);
+  h5::write_attr(group_.get(), "order", spec.mode == "zip"
+                                            ? "zip: row i takes the i-th value of every swept key"
+                                            : "grid: swept keys in file order, the last key varies fastest");
+}
+
+SweepTableWriter::~SweepTableWriter() = default;
+
+void SweepTableWriter::write(const std::vector<sweep::Column>& block, std::size_t first) {
+  for (const auto& c : block) {
+    auto it = columns_.find(c.name);
+    if (it != columns_.end() && it->second.type != c.type) {
+      // A summary item first met as a number became a text: its earlier rows are "" (as build_table has them).
+      if (c.type != sweep::Column::String || it->second.type != sweep::Column::Float64)
+        throw std::logic_error("sweep table: column " + c.name + " changed its type");
+      it->second.ds.reset();
+      h5::check(H5Ldelete(group_.get(), c.name.c_str(), H5P_DEFAULT), "removing " + c.name);
+      it->second.type = c.type;
+    }
+    if (it == columns_.end()) {
+      it = columns_.emplace(c.name, Entry{c.type, {}, nullptr, c.unit, c.description}).first;
+      order_.push_back(c.name);
+    }
+    Entry& e = it->second;
+    // A unit or a description can be known only from a later row (the first point whose system was built).
+    if (!c.unit.empty() && c.unit != e.unit) {
+      e.unit = c.unit;
+      if (e.ds) h5::write_attr(e.ds.get(), "unit", e.unit);
+    }
+    if (!c.description.empty() && c.description != e.description) {
+      e.description = c.description;
+      if (e.ds) h5::write_attr(e.ds.get(), "description", e.description);
+    }
     switch (c.type) {
-      case sweep::Column::Float64: h5::write_vector(g.get(), c.name, c.numbers, c.unit, c.description); break;
-      case sweep::Column::Int64: h5::write_ints(g.get(), c.name, c.ints, c.description); break;
-      case sweep::Column::String: h5::write_strings(g.get(), c.name, c.strings, c.description); break;
+      case sweep::Column::Float64: {
+        if (!e.ds) {
+          const double nan = NAN;
+          const h5::Filter filter = numeric_filter(c.numbers.data(), c.numbers.size(), sizeof(double));
+          e.ds = h5::create_growing(group_.get(), c.name, H5T_IEEE_F64LE, chunk_, filter, &nan);
+          h5::describe(e.ds.get(), c.unit, c.description);
+        }
+        h5::write_rows(e.ds.get(), first, c.numbers.size(), H5T_NATIVE_DOUBLE, c.numbers.data(), c.name);
+        break;
+      }
+      case sweep::Column::Int64: {
+        if (!e.ds) {
+          const long long zero = 0;
+          const h5::Filter filter = numeric_filter(c.ints.data(), c.ints.size(), sizeof(long long));
+          e.ds = h5::create_growing(group_.get(), c.name, H5T_STD_I64LE, chunk_, filter, &zero);
+          h5::describe(e.ds.get(), c.unit, c.description);
+        }
+        h5::write_rows(e.ds.get(), first, c.ints.size(), H5T_NATIVE_LLONG, c.ints.data(), c.name);
+        break;
+      }
+      case sweep::Column::String: {
+        if (!e.spool) e.spool = std::make_unique<Spool>();
+        e.spool->pad_to(first);
+        for (const auto& v : c.strings) e.spool->put(v);
+        break;
+      }
     }
   }
+}
+
+void SweepTableWriter::finish() {
+  std::size_t rows = 0;
+  for (const auto& [name, e] : columns_)
+    if (e.spool) rows = std::max(rows, e.spool->rows);
+  for (const auto& name : order_) {
+    Entry& e = columns_.at(name);
+    if (!e.spool) continue;
+    Spool& sp = *e.spool;
+    sp.pad_to(rows);
+    sp.rewind();
+    const bool fixed = sp.longest <= kFixedWidth || sp.longest * sp.rows <= 3 * (sp.bytes + sp.rows);
+    const std::size_t width = std::max<std::size_t>(sp.longest, 1);
+    const std::size_t block = fixed ? std::clamp<std::size_t>((1u << 20) / width, 1, chunk_) : chunk_;
+    h5::Handle type = fixed ? h5::fixed_string_type(width) : h5::utf8_string_type();
+    h5::Handle ds = h5::create_growing(group_.get(), name, type.get(), block, h5::Filter::Deflate);
+    h5::describe(ds.get(), e.unit, e.description);
+    std::vector<char> chars;
+    std::vector<std::string> strs;
+    std::vector<const char*> ptrs;
+    for (std::size_t at = 0; at < sp.rows; at += block) {
+      const std::size_t n = std::min(block, sp.rows - at);
+      if (fixed) {
+        chars.assign(n * width, '\0');
+        for (std::size_t k = 0; k < n; ++k) {
+          const std::string_view s = sp.get();
+          std::memcpy(chars.data() + k * width, s.data(), s.size());
+        }
+        h5::write_rows(ds.get(), at, n, type.get(), chars.data(), name);
+      } else {
+        strs.clear();
+        ptrs.clear();
+        for (std::size_t k = 0; k < n; ++k) strs.emplace_back(sp.get());
+        for (const auto& s : strs) ptrs.push_back(s.c_str());
+        h5::write_rows(ds.get(), at, n, type.get(), ptrs.data(), name);
+      }
+    }
+    e.spool.reset();
+  }
+  std::string list;
+  for (const auto& name : order_) list += (list.empty() ? "" : "\n") + name;
+  h5::write_attr(group_.get(), "columns", list);
+}
+
+void write_sweep_table(hid_t root, const std::string& name, const sweep::Spec& spec,
+                       const std::vector<sweep::Column>& columns) {
+  SweepTableWriter w(root, name, spec);
+  w.write(columns, 0);
+  w.finish();
 }
 
 void write_point_trajectory(hid_t root, std::size_t index, const std::vector<std::string>& overrides,

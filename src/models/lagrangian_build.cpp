@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/models/contact_keys.hpp"
 #include "rollsim/symbolic/nonholonomic.hpp"
 #include "lagrangian_build.hpp"
@@ -347,7 +348,7 @@ void keep_prototype(const Build& b, const Scenario& sc) {
 std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
   if (auto fast = system_from_prototype(sc)) return fast;
   static std::mutex ginac;
-  std::lock_guard<std::mutex> lock(ginac);
+  const auto lock = timed_lock(ginac);
   return make_system_unlocked(sc);
 }
 

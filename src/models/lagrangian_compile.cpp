@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/symbolic/nonholonomic.hpp"
 
 #include "rollsim/core/error.hpp"
@@ -99,7 +100,7 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
   static std::mutex mutex;
   static std::map<std::string, DerivedModel> cache;
   {
-    std::lock_guard<std::mutex> lock(mutex);
+    const auto lock = timed_lock(mutex);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
@@ -130,7 +131,7 @@ DerivedModel derived_model(const std::string& key, const symbolic::LagrangeModel
   out.setup.from_cache = out.lib->from_cache();
   out.setup.library = out.lib->library_path();
   out.flags.kernels.clear();
-  std::lock_guard<std::mutex> lock(mutex);
+  const auto lock = timed_lock(mutex);
   cache.emplace(key, out);
   return out;
 }

@@ -1,3 +1,4 @@
+#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/sweep/sweep.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include <toml++/toml.h>
 
@@ -520,7 +522,9 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
                 const std::function<void(std::size_t, PointResult&&)>& sink,
                 const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window) {
   const std::size_t n = which.size();
-  std::vector<std::optional<PointResult>> slots(n);
+  // The results that wait for the sink, by position in `which`: only those are kept, so memory does not grow
+  // with the number of points.
+  std::unordered_map<std::size_t, PointResult> slots;
   std::mutex m;
   std::condition_variable ready, room;
   std::atomic<std::size_t> next{0};
@@ -534,7 +538,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   auto batch_ready = [&]() {
     const std::size_t want = std::min(batch, n - written);
     for (std::size_t k = written; k < written + want; ++k)
-      if (!slots[k]) return false;
+      if (!slots.count(k)) return false;
     return true;
   };
 
@@ -546,7 +550,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       const std::size_t k = next.fetch_add(1);
       if (k >= n) return;
       if (window > 0) {
-        std::unique_lock<std::mutex> lk(m);
+        auto lk = timed_lock(m);
         room.wait(lk, [&] { return abort || k < written + window; });
       }
       if (abort) return;
@@ -559,8 +563,8 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       }
       bool wake;
       {
-        std::lock_guard<std::mutex> lk(m);
-        slots[k] = std::move(r);
+        const auto lk = timed_lock(m);
+        slots.emplace(k, std::move(r));
         ++done;
         wake = batch_ready();
       }
@@ -598,9 +602,9 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       for (;;) {
         {
           std::lock_guard<std::mutex> lk(m);
-          for (std::size_t k = written; k < n && slots[k]; ++k) {
-            taken.push_back(std::move(*slots[k]));
-            slots[k].reset();
+          for (auto it = slots.find(written); it != slots.end(); it = slots.find(written + taken.size())) {
+            taken.push_back(std::move(it->second));
+            slots.erase(it);
           }
         }
         if (taken.empty()) break;
@@ -637,11 +641,11 @@ TableBuilder::TableBuilder(const Spec& spec) : spec_(spec) {
   n_events_.description = "events logged during the run";
 }
 
-void TableBuilder::add(std::size_t i, const PointResult& r) {
+void TableBuilder::add(std::size_t i, PointResult&& r) {
   if (i != rows_) throw std::logic_error("sweep::TableBuilder: rows must be added in order");
-  status_.strings.push_back(r.status);
-  termination_.strings.push_back(r.termination);
-  message_.strings.push_back(r.message);
+  status_.strings.push_back(std::move(r.status));
+  termination_.strings.push_back(std::move(r.termination));
+  message_.strings.push_back(std::move(r.message));
   t_final_.numbers.push_back(r.t_final);
   if (t_final_.unit.empty()) t_final_.unit = r.time_unit;  // the first point whose system was built
   n_events_.ints.push_back(r.n_events);
@@ -649,46 +653,64 @@ void TableBuilder::add(std::size_t i, const PointResult& r) {
   if (state_names_.empty() && !r.state_names.empty()) {
     state_names_ = r.state_names;
     state_units_ = r.state_units;
-    finals_.assign(state_names_.size(), std::vector<double>(rows_, NAN));
+    finals_.assign(state_names_.size(), std::vector<double>(rows_ - first_, NAN));
   }
   for (std::size_t s = 0; s < finals_.size(); ++s)
     finals_[s].push_back(r.state_names == state_names_ && s < r.x_final.size() ? r.x_final[s] : NAN);
-  // Summary items: the union over all points, in order of first appearance.
-  for (const auto& it : r.summary) {
-    auto found = index_.find(it.key);
-    if (found == index_.end()) {
+  // Summary items: the union over all points, in order of first appearance. The points of a sweep report their
+  // items in the same order, mostly: the item after the last one found is tried before the index.
+  std::size_t guess = 0;
+  for (auto& it : r.summary) {
+    std::size_t at;
+    if (guess < items_.size() && items_[guess].key == it.key) {
+      at = guess;
+    } else if (auto found = index_.find(it.key); found != index_.end()) {
+      at = found->second;
+    } else {
       Item item;
       item.key = it.key;
       item.unit = it.unit;
       item.label = it.label;
       item.text = !it.text.empty();
-      if (item.text) item.strings.assign(rows_, "");
-      else item.numbers.assign(rows_, NAN);
-      found = index_.emplace(it.key, items_.size()).first;
+      if (item.text) item.strings.assign(rows_ - first_, "");
+      else item.numbers.assign(rows_ - first_, NAN);
+      at = items_.size();
+      index_.emplace(it.key, at);
       items_.push_back(std::move(item));
     }
-    Item& item = items_[found->second];
+    guess = at + 1;
+    Item& item = items_[at];
     if (!it.text.empty() && !item.text) {  // a text item first met with an empty text: it is a text column
       item.text = true;
       item.strings.assign(item.numbers.size(), "");
       item.numbers.clear();
     }
-    if (item.text) item.strings.push_back(it.text);
+    if (item.text) item.strings.push_back(std::move(it.text));
     else item.numbers.push_back(it.number);
   }
   ++rows_;
   for (auto& item : items_) {  // items this point did not report
-    if (item.text && item.strings.size() < rows_) item.strings.push_back("");
-    if (!item.text && item.numbers.size() < rows_) item.numbers.push_back(NAN);
+    if (item.text && item.strings.size() < rows_ - first_) item.strings.push_back("");
+    if (!item.text && item.numbers.size() < rows_ - first_) item.numbers.push_back(NAN);
   }
 }
 
-std::vector<Column> TableBuilder::finish() {
+std::vector<Column> TableBuilder::take_block() {
   std::vector<Column> cols;
   std::set<std::string> used;
   auto add = [&](Column c) {
     used.insert(c.name);
     cols.push_back(std::move(c));
+  };
+  // A fixed column hands over its values and keeps its name, type, unit and description.
+  auto take = [](Column& c) {
+    Column out = std::move(c);
+    c = Column{};
+    c.type = out.type;
+    c.name = out.name;
+    c.unit = out.unit;
+    c.description = out.description;
+    return out;
   };
   for (std::size_t k = 0; k < spec_.axes.size(); ++k) {
     const Axis& a = spec_.axes[k];
@@ -697,24 +719,25 @@ std::vector<Column> TableBuilder::finish() {
     c.unit = a.unit;
     c.description = "swept: " + a.description;
     c.type = a.numeric ? Column::Float64 : Column::String;
-    for (std::size_t i = 0; i < rows_; ++i) {
+    for (std::size_t i = first_; i < rows_; ++i) {
       const std::size_t j = spec_.indices(i)[k];
       if (a.numeric) c.numbers.push_back(a.numbers[j]);
       else c.strings.push_back(a.labels[j]);
     }
     add(std::move(c));
   }
-  add(std::move(status_));
-  add(std::move(termination_));
-  add(std::move(message_));
-  add(std::move(t_final_));
-  add(std::move(n_events_));
+  add(take(status_));
+  add(take(termination_));
+  add(take(message_));
+  add(take(t_final_));
+  add(take(n_events_));
   for (std::size_t s = 0; s < state_names_.size(); ++s) {
     Column c;
     c.name = "final_" + state_names_[s];
     c.unit = state_units_[s];
     c.description = "final " + state_names_[s];
     c.numbers = std::move(finals_[s]);
+    finals_[s].clear();
     add(std::move(c));
   }
   for (auto& item : items_) {
@@ -725,8 +748,11 @@ std::vector<Column> TableBuilder::finish() {
     c.type = item.text ? Column::String : Column::Float64;
     c.numbers = std::move(item.numbers);
     c.strings = std::move(item.strings);
+    item.numbers.clear();
+    item.strings.clear();
     add(std::move(c));
   }
+  first_ = rows_;
   return cols;
 }
 

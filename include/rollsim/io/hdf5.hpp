@@ -52,9 +52,30 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
 void write_matrix(hid_t parent, const std::string& name, const std::vector<double>& data, std::size_t rows,
                   std::size_t cols, const std::string& description = "");
 
+/// Variable-length UTF-8 strings.
+Handle utf8_string_type();
+/// UTF-8 strings of at most `width` bytes, stored NUL-padded in `width` bytes each.
+Handle fixed_string_type(std::size_t width);
+/// The `unit` and `description` attributes of a dataset, each when not empty.
+void describe(hid_t ds, const std::string& unit, const std::string& description);
+
+/// The filters of a growing dataset: none, deflate, or HDF5's byte shuffle then deflate (level 1 either way).
+enum class Filter { None, Deflate, ShuffleDeflate };
+/// A 1-D dataset of `type` that grows: chunked by `chunk` rows and filtered (not variable-length strings, which
+/// live in the global heap), with no chunk cache (rows are written once, in blocks); rows never written read as
+/// `*fill` (a value of `type`), when given.
+Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::size_t chunk, Filter filter,
+                      const void* fill = nullptr);
+/// Write `n` rows of `mem_type` from `data` at row `first` of a growing dataset, growing it to first + n rows.
+void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name);
+
 /// Reading back (tests, the sweep merger).
 std::vector<double> read_vector(hid_t parent, const std::string& name);
 std::string read_attr_string(hid_t obj, const std::string& name);
+/// A 1-D string dataset, variable- or fixed-length (NUL padding removed).
+std::vector<std::string> read_strings(hid_t parent, const std::string& name);
+/// A 1-D integer dataset.
+std::vector<long long> read_ints(hid_t parent, const std::string& name);
 double read_attr_double(hid_t obj, const std::string& name);
 
 /// The element type of a growing column.

@@ -3,14 +3,52 @@
 /// trajectory under /points/NNNNNN/trajectory. Called from one thread only (the Debian HDF5 is not thread-safe).
 #include <hdf5.h>
 
+#include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "rollsim/io/hdf5.hpp"
 
 #include "rollsim/sweep/sweep.hpp"
 
 namespace rollsim {
 
-/// Write `columns` as datasets of the group `name` under `root`, with the sweep's description as attributes.
+/// The /sweep table written block by block as a sweep runs, so that memory stays flat in the number of points.
+/// Numbers go to growing datasets, chunked, shuffled and deflated (a column first met in a later block reads NaN,
+/// or 0, in the rows before it). Strings are spooled to a temporary file and written by finish(): as fixed-length
+/// NUL-padded UTF-8 strings, deflated, when the longest is at most kFixedWidth bytes (or the padding at most
+/// triples the text), else as variable-length strings. The group's attribute `columns` lists the columns in table
+/// order, one per line (the string columns are created last).
+class SweepTableWriter {
+ public:
+  static constexpr std::size_t kFixedWidth = 256;
+  /// `chunk`: rows per chunk (0: the sweep's points in equal chunks of at most 4096 rows).
+  SweepTableWriter(hid_t root, const std::string& name, const sweep::Spec& spec, std::size_t chunk = 0);
+  SweepTableWriter(const SweepTableWriter&) = delete;
+  SweepTableWriter& operator=(const SweepTableWriter&) = delete;
+  ~SweepTableWriter();
+  /// The rows [first, first + n) of every column in `block` (sweep::TableBuilder::take_block()).
+  void write(const std::vector<sweep::Column>& block, std::size_t first);
+  /// Write the string columns and the column order. Call once, after the last block.
+  void finish();
+
+ private:
+  struct Spool;
+  struct Entry {
+    sweep::Column::Type type;
+    h5::Handle ds;                   ///< numbers: the growing dataset
+    std::unique_ptr<Spool> spool;    ///< strings: the rows so far
+    std::string unit, description;
+  };
+  h5::Handle group_;
+  std::size_t chunk_;
+  std::vector<std::string> order_;
+  std::map<std::string, Entry> columns_;
+};
+
+/// Write `columns` (every row) as the group `name` under `root`, with the sweep's description as attributes.
 void write_sweep_table(hid_t root, const std::string& name, const sweep::Spec& spec,
                        const std::vector<sweep::Column>& columns);
 

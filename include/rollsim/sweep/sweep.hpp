@@ -145,12 +145,25 @@ struct Column {
 std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows);
 
 /// The same table built row by row, so that a sweep keeps one compact row per point (its numbers and short
-/// strings) rather than every PointResult. Rows must be added for i = 0, 1, 2, ... in order.
+/// strings) rather than every PointResult, and only for the rows of the current block: take_block() hands them
+/// over (to be written) and keeps only the columns' names, types and units. Rows must be added for i = 0, 1, 2, ...
+/// in order.
 class TableBuilder {
  public:
   explicit TableBuilder(const Spec& spec);
-  void add(std::size_t i, const PointResult& r);
-  std::vector<Column> finish();
+  /// Takes the row's strings from `r` (its texts are left empty).
+  void add(std::size_t i, PointResult&& r);
+  void add(std::size_t i, const PointResult& r) { add(i, PointResult(r)); }
+  std::size_t rows() const { return rows_; }
+  /// The first row of the current block (the rows added since the last take_block()).
+  std::size_t first_row() const { return first_; }
+  std::size_t block_rows() const { return rows_ - first_; }
+  /// The current block's rows [first_row(), rows()) as columns, in table order: every column met so far, a
+  /// summary item first met in an earlier block too (NaN or "" where a row has none). A column's type may change
+  /// from Float64 to String between blocks (a text item first met with an empty text), never back.
+  std::vector<Column> take_block();
+  /// The rows not yet taken: every row when take_block() was never called.
+  std::vector<Column> finish() { return take_block(); }
 
  private:
   struct Item {
@@ -160,7 +173,7 @@ class TableBuilder {
     std::vector<std::string> strings;
   };
   const Spec& spec_;
-  std::size_t rows_ = 0;
+  std::size_t rows_ = 0, first_ = 0;
   Column status_, termination_, message_, t_final_, n_events_;
   std::vector<std::string> state_names_, state_units_;
   std::vector<std::vector<double>> finals_;

@@ -298,7 +298,13 @@ def _read_group(g: h5py.Group) -> Table:
 
 
 def _group_order(g: h5py.Group) -> list:
-    """Dataset names in creation order when the file tracks it, else h5py's order."""
+    """Dataset names in the order the group's ``columns`` attribute lists (a sweep table, whose string columns are
+    written last), else in creation order when the file tracks it, else h5py's order."""
+    listed = g.attrs.get("columns")
+    if listed is not None:
+        text = listed.decode() if isinstance(listed, bytes) else str(listed)
+        names = [n for n in text.split("\n") if n in g]
+        return names + [n for n in g.keys() if n not in names]
     try:
         names = []
         g.id.links.iterate(lambda n: names.append(n.decode()), idx_type=h5py.h5.INDEX_CRT_ORDER)

@@ -1,0 +1,185 @@
+// The /sweep table written block by block (SweepTableWriter): the same table as the whole-sweep build_table,
+// however the rows are split into blocks, with columns first met in a later block, a summary item that turns from
+// a number into a text, strings written fixed-length or, where padding would not pay, variable-length.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "rollsim/io/hdf5.hpp"
+#include "rollsim/io/sweep_file.hpp"
+#include "rollsim/scenario/toml_text.hpp"
+#include "rollsim/sweep/sweep.hpp"
+#include "support.hpp"
+
+using namespace rollsim;
+using namespace rollsim::test;
+
+namespace {
+
+const std::string kScenario = R"(model = "tipping_table"
+[initial]
+theta1 = 0.01
+[sweep]
+mode = "zip"
+"initial.theta1" = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07]
+)";
+
+SummaryItem number(const std::string& key, double v) {
+  SummaryItem it;
+  it.key = key;
+  it.number = v;
+  it.unit = "m";
+  it.label = key + " label";
+  return it;
+}
+
+SummaryItem text(const std::string& key, const std::string& v) {
+  SummaryItem it;
+  it.key = key;
+  it.text = v;
+  it.label = key + " label";
+  return it;
+}
+
+/// Seven rows that exercise every case: row 0 never built its system (no states, no summary); "late" is first
+/// reported by row 4; "word" is reported with an empty text (a number) until row 5 gives it a text; row 3's
+/// message is long, so the message column is stored as variable-length strings.
+std::vector<sweep::PointResult> rows() {
+  std::vector<sweep::PointResult> out(7);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    auto& r = out[i];
+    if (i == 0) {
+      r.status = "input_error: at initial.theta1 = 0.01: a message";
+      r.message = "a message";
+      continue;
+    }
+    r.status = i == 2 ? "solver_failure" : "ok";
+    r.termination = i % 2 ? "t_end" : "edge";
+    r.message = i == 3 ? std::string(900, 'm') : "";
+    r.t_final = 0.5 * static_cast<double>(i);
+    r.time_unit = "s";
+    r.n_events = static_cast<long long>(i * i);
+    r.state_names = {"a", "b"};
+    r.state_units = {"rad", "rad/s"};
+    r.x_final = {1.0 * static_cast<double>(i), -2.0 * static_cast<double>(i)};
+    r.summary.push_back(number("x", 0.1 * static_cast<double>(i)));
+    r.summary.push_back(text("symbols", std::string(i, '+') + "0"));
+    if (i >= 4) r.summary.push_back(number("late", 10.0 + static_cast<double>(i)));
+    r.summary.push_back(text("word", i >= 5 ? "abc" : ""));
+    if (i == 6) r.summary.push_back(number("status", 7.0));  // an item named like a fixed column
+  }
+  return out;
+}
+
+bool same(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
+/// The group's datasets hold `expected`'s columns (values, units), and its `columns` attribute their order.
+void check_table(hid_t g, const std::vector<sweep::Column>& expected) {
+  std::string order;
+  for (const auto& c : expected) {
+    CAPTURE(c.name);
+    order += (order.empty() ? "" : "\n") + c.name;
+    switch (c.type) {
+      case sweep::Column::Float64: CHECK(same(h5::read_vector(g, c.name), c.numbers)); break;
+      case sweep::Column::Int64: CHECK(h5::read_ints(g, c.name) == c.ints); break;
+      case sweep::Column::String: CHECK(h5::read_strings(g, c.name) == c.strings); break;
+    }
+    if (!c.unit.empty()) {
+      h5::Handle ds(H5Dopen2(g, c.name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2");
+      CHECK(h5::read_attr_string(ds.get(), "unit") == c.unit);
+    }
+  }
+  CHECK(h5::read_attr_string(g, "columns") == order);
+}
+
+bool is_variable_length(hid_t group, const std::string& name) {
+  h5::Handle ds(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2");
+  h5::Handle t(H5Dget_type(ds.get()), H5Tclose, "H5Dget_type");
+  return H5Tis_variable_str(t.get()) > 0;
+}
+
+}  // namespace
+
+TEST_CASE("sweep table: written in blocks of any size, the file holds the table build_table makes of all rows") {
+  TempDir dir;
+  const Scenario sc = load_scenario_text(kScenario, "t.toml");
+  const sweep::Spec spec = sweep::parse_spec(sc, {});
+  REQUIRE(spec.n_points == 7);
+  const auto all = rows();
+  const auto expected = sweep::build_table(spec, all);
+  // The expected table itself: the cases above are in it.
+  auto col = [&](const std::string& name) -> const sweep::Column& {
+    for (const auto& c : expected)
+      if (c.name == name) return c;
+    FAIL("no column " << name);
+    return expected.front();
+  };
+  CHECK(std::isnan(col("late").numbers[3]));
+  CHECK(col("late").numbers[4] == 14.0);
+  CHECK(col("word").type == sweep::Column::String);
+  CHECK(col("word").strings == std::vector<std::string>{"", "", "", "", "", "abc", "abc"});
+  CHECK(col("summary_status").numbers[6] == 7.0);
+  CHECK(std::isnan(col("final_a").numbers[0]));
+
+  for (std::size_t block : {1u, 3u, 4u, 7u}) {
+    CAPTURE(block);
+    const std::string path = (dir.path / ("t" + std::to_string(block) + ".h5")).string();
+    {
+      h5::Handle f = h5::create_file(path);
+      SweepTableWriter writer(f.get(), "sweep", spec, 2);
+      sweep::TableBuilder table(spec);
+      auto copy = rows();
+      for (std::size_t i = 0; i < copy.size(); ++i) {
+        table.add(i, std::move(copy[i]));
+        if (table.block_rows() >= block) {
+          const std::size_t first = table.first_row();
+          writer.write(table.take_block(), first);
+        }
+      }
+      const std::size_t first = table.first_row();
+      writer.write(table.finish(), first);
+      writer.finish();
+    }
+    h5::Handle f = h5::open_file_readonly(path);
+    h5::Handle g = h5::open_group(f.get(), "sweep");
+    check_table(g.get(), expected);
+    // Short strings are fixed-length; the column with a 900-byte message among empty ones is variable-length.
+    CHECK_FALSE(is_variable_length(g.get(), "status"));
+    CHECK_FALSE(is_variable_length(g.get(), "symbols"));
+    CHECK(is_variable_length(g.get(), "message"));
+  }
+}
+
+TEST_CASE("sweep table: rollsim sweep writes, in blocks of 4096 rows, the table of the points run in memory, in under 100 bytes a point") {
+  // 65 x 65 points of the disk's exact map: two blocks. The strings (status, termination, symbols, classification,
+  // audit) are fixed-length and deflated; variable-length strings took 436 bytes a point.
+  TempDir dir;
+  std::string text = read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/disk_basin.toml");
+  for (std::size_t at = text.find("n = 101"); at != std::string::npos; at = text.find("n = 101"))
+    text.replace(at, 7, "n = 65");
+  const std::string path = dir.file("basin.toml", text);
+  const std::string out = (dir.path / "basin.h5").string();
+  std::string output;
+  REQUIRE(run_binary("sweep " + path + " -o " + out + " -q --threads 2", output) == 0);
+  const Scenario base = load_scenario_text(text, path);
+  const sweep::Spec spec = sweep::parse_spec(base, {});
+  REQUIRE(spec.n_points == 65u * 65u);
+  CHECK(std::filesystem::file_size(out) < spec.n_points * 100u);
+  std::vector<sweep::PointResult> got(spec.n_points);
+  std::vector<std::size_t> all(spec.n_points);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  sweep::run_points(base, {}, spec, all, 1, false, [&](std::size_t k, sweep::PointResult&& r) { got[k] = std::move(r); },
+                    nullptr);
+  const auto expected = sweep::build_table(spec, got);
+  h5::Handle f = h5::open_file_readonly(out);
+  h5::Handle g = h5::open_group(f.get(), "sweep");
+  check_table(g.get(), expected);
+  CHECK_FALSE(is_variable_length(g.get(), "symbols"));
+}
