@@ -1,19 +1,16 @@
-#include "rollsim/core/lock_wait.hpp"
 #include "rollsim/sweep/sweep.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
-#include <unordered_map>
 
 #include <toml++/toml.h>
 
@@ -522,23 +519,27 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
                 const std::function<void(std::size_t, PointResult&&)>& sink,
                 const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window) {
   const std::size_t n = which.size();
-  // The results that wait for the sink, by position in `which`: only those are kept, so memory does not grow
-  // with the number of points.
-  std::unordered_map<std::size_t, PointResult> slots;
-  std::mutex m;
-  std::condition_variable ready, room;
-  std::atomic<std::size_t> next{0};
-  std::size_t written = 0, done = 0;
-  std::atomic<bool> abort{false};
-  // The calling thread is woken for a batch of results in a row, not for each: a wake-up is a system call on
-  // both sides, a sizeable part of a point that takes 100 us. With a window, the batch stays below it (the
-  // workers wait for room that only the calling thread makes).
+  // No lock is taken per point. Results wait for the sink in a ring of slots, result k in slot k mod cap, marked
+  // full by an atomic flag; a worker starts point k only when k < written + limit (so the slot it will fill has
+  // been emptied), waiting on the atomic `written` otherwise (the sink is behind: rare without a window). The
+  // calling thread waits on the atomic count of finished points and is woken for a batch of results in a row, not
+  // for each: a wake-up is a system call on both sides, a sizeable part of a point that takes 20 us.
+  const std::size_t cap = std::max<std::size_t>({window, 4096, static_cast<std::size_t>(4 * std::max(threads, 1))});
+  const std::size_t limit = window > 0 ? window : cap;
   const std::size_t batch = window > 0 ? std::max<std::size_t>(1, window / 2) : 16;
-  // Under the lock: whether the next min(batch, the points left) results wait in a row.
-  auto batch_ready = [&]() {
-    const std::size_t want = std::min(batch, n - written);
-    for (std::size_t k = written; k < written + want; ++k)
-      if (!slots.count(k)) return false;
+  std::vector<std::optional<PointResult>> ring(std::min(cap, std::max<std::size_t>(n, 1)));
+  std::vector<std::atomic<bool>> full(ring.size());
+  const std::size_t slots = ring.size();
+  std::atomic<std::size_t> next{0}, done{0}, written{0};
+  std::atomic<bool> abort{false};
+  // What the threads wait on (32-bit, so that C++20's atomic wait is a futex on the value itself): the sink on
+  // `results`, bumped by the worker that completes a batch; the workers on `room`, bumped by the sink.
+  std::atomic<unsigned> results{0}, room{0};
+  // Whether the next min(batch, the points left) results after `w` are all there.
+  auto batch_ready = [&](std::size_t w) {
+    const std::size_t want = std::min(batch, n - w);
+    for (std::size_t k = w; k < w + want; ++k)
+      if (!full[k % slots].load()) return false;
     return true;
   };
 
@@ -549,10 +550,8 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
     for (;;) {
       const std::size_t k = next.fetch_add(1);
       if (k >= n) return;
-      if (window > 0) {
-        auto lk = timed_lock(m);
-        room.wait(lk, [&] { return abort || k < written + window; });
-      }
+      for (unsigned e = room.load(); k >= written.load() + std::min(limit, slots) && !abort; e = room.load())
+        room.wait(e);
       if (abort) return;
       PointResult r;
       if (interrupt_flag().load()) {
@@ -561,14 +560,14 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       } else {
         r = run_point(base, sets, spec, which[k], keep_trajectory, workspace);
       }
-      bool wake;
-      {
-        const auto lk = timed_lock(m);
-        slots.emplace(k, std::move(r));
-        ++done;
-        wake = batch_ready();
+      ring[k % slots] = std::move(r);
+      full[k % slots].store(true);
+      done.fetch_add(1);
+      // Whichever worker completes the batch sees it complete (sequentially consistent flags) and wakes the sink.
+      if (batch_ready(written.load())) {
+        results.fetch_add(1);
+        results.notify_one();
       }
-      if (wake) ready.notify_one();
     }
   };
 
@@ -578,45 +577,32 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   for (int t = 0; t < nt; ++t) pool.emplace_back(worker);
 
   auto stop = [&]() {
-    {
-      std::lock_guard<std::mutex> lk(m);
-      abort = true;
-    }
-    room.notify_all();
+    abort = true;
     next.store(n);
+    room.fetch_add(1);
+    room.notify_all();
     for (auto& th : pool)
       if (th.joinable()) th.join();
   };
 
-  std::vector<PointResult> taken;
   try {
-    while (written < n) {
-      std::size_t d;
-      {
-        std::unique_lock<std::mutex> lk(m);
-        ready.wait_for(lk, std::chrono::milliseconds(100), batch_ready);
-        d = done;
+    std::size_t w = 0;
+    while (w < n) {
+      for (unsigned e = results.load(); !batch_ready(w); e = results.load()) results.wait(e);
+      // Every result in a row that is there: given to the sink, its slot emptied, then counted as written (room
+      // for the workers).
+      std::size_t k = w;
+      for (; k < n && full[k % slots].load(); ++k) {
+        PointResult r = std::move(*ring[k % slots]);
+        ring[k % slots].reset();
+        full[k % slots].store(false);
+        sink(k, std::move(r));
       }
-      // Every result in a row that is there, whether or not the batch filled before the wait timed out: taken
-      // under one lock, given to the sink without it, and counted as written (room for the workers) after it.
-      for (;;) {
-        {
-          std::lock_guard<std::mutex> lk(m);
-          for (auto it = slots.find(written); it != slots.end(); it = slots.find(written + taken.size())) {
-            taken.push_back(std::move(it->second));
-            slots.erase(it);
-          }
-        }
-        if (taken.empty()) break;
-        for (std::size_t k = 0; k < taken.size(); ++k) sink(written + k, std::move(taken[k]));
-        {
-          std::lock_guard<std::mutex> lk(m);
-          written += taken.size();
-        }
-        taken.clear();
-        room.notify_all();
-      }
-      if (progress) progress(d, n);
+      w = k;
+      written.store(w);
+      room.fetch_add(1);
+      room.notify_all();
+      if (progress) progress(done.load(), n);
     }
   } catch (...) {
     stop();
