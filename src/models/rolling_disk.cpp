@@ -227,6 +227,13 @@ class DiskSystem final : public FilippovSystem, public ExactSystem {
     g[0] = g[1] = g[3] = 0;
     g[2] = 1;
   }
+  /// In rolling (mode 0, sliding on Σ) the Filippov combination of F+ and F- is Omega0 (y, -x, 0) whatever z, as
+  /// the fields' normal components -(1 + j)(x +- 1) do not depend on z, and on Σ no energy is dissipated: that
+  /// closed form, not the combination formed anew at every evaluation.
+  void rhs(double t, const double* x, int mode, double* xdot) const override {
+    if (mode != 0) return FilippovSystem::rhs(t, x, mode, xdot);
+    fill(0, x, xdot);  // field(j, 0, ...): the rolling field F0 = (y, -x, 0), no dissipation
+  }
   bool jacobian_plus(double, const double*, double* J) const override { return jac(+1, J); }
   bool jacobian_minus(double, const double*, double* J) const override { return jac(-1, J); }
   bool jacobian(double t, const double* x, int mode, double* J) const override {
