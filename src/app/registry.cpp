@@ -1,8 +1,10 @@
 #include "rollsim/app/registry.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 #include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/core/error.hpp"
@@ -54,29 +56,41 @@ Origin initial_origin(const Scenario& sc) {
 /// wrong column. Refused here, before any file is opened, naming both declarations; so are two summary items of one
 /// name.
 void check_unique_columns(const HybridSystem& sys, const Scenario& sc) {
-  std::map<std::string, std::string> declared;
-  std::string place = "columns";
-  auto add = [&](const std::string& name, const std::string& what) {
-    const auto [it, inserted] = declared.emplace(name, what);
-    if (!inserted)
-      throw InputError(sc.origin("model"), "the result file would have two " + place + " named '" + name + "': " +
-                                               it->second + " and " + what + "; give one of them another name");
+  // Every sweep point builds a system: the names are compared without making a string per name (sorted views,
+  // stably, so that of two equal names the one declared first is said first); the message is made for a clash.
+  struct Entry {
+    std::string_view name;
+    const char* what;  // "the state " + name, or a whole description when `fixed`
+    bool fixed;
   };
-  add("time", "the time column");
-  add("mode", "the mode column");
-  add("kind", "the events' kind column");
-  add("mode_before", "the events' mode_before column");
-  add("mode_after", "the events' mode_after column");
-  for (const auto& s : sys.states()) add(s.name, "the state " + s.name);
-  for (const auto& s : sys.outputs()) add(s.name, "the output " + s.name);
-  for (const auto& e : sys.event_extras()) add(e, "the event extra " + e);
+  auto check = [&](std::vector<Entry>& v, const char* place) {
+    std::stable_sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
+    for (std::size_t k = 1; k < v.size(); ++k)
+      if (v[k].name == v[k - 1].name) {
+        auto said = [](const Entry& e) { return e.fixed ? std::string(e.what) : e.what + std::string(e.name); };
+        throw InputError(sc.origin("model"), std::string("the result file would have two ") + place + " named '" +
+                                                 std::string(v[k].name) + "': " + said(v[k - 1]) + " and " +
+                                                 said(v[k]) + "; give one of them another name");
+      }
+  };
+  const std::vector<std::string> extras = sys.event_extras();
+  std::vector<Entry> columns{{"time", "the time column", true},
+                             {"mode", "the mode column", true},
+                             {"kind", "the events' kind column", true},
+                             {"mode_before", "the events' mode_before column", true},
+                             {"mode_after", "the events' mode_after column", true}};
+  for (const auto& s : sys.states()) columns.push_back({s.name, "the state ", false});
+  for (const auto& s : sys.outputs()) columns.push_back({s.name, "the output ", false});
+  for (const auto& e : extras) columns.push_back({e, "the event extra ", false});
+  check(columns, "columns");
   // The summary's items are attributes of /summary next to the run's own; those a summarizer declares before the
   // run are checked here (an item it adds only at the end is refused by the writer, write_summary).
-  declared.clear();
-  place = "summary items";
-  for (const auto own : kSummaryOwnKeys) add(std::string(own), "the summary's own " + std::string(own));
-  if (const auto summarizer = sys.make_summarizer())
-    for (const auto& item : summarizer->items()) add(item.key, "the summary item " + item.key);
+  std::vector<SummaryItem> items;
+  if (const auto summarizer = sys.make_summarizer()) items = summarizer->items();
+  std::vector<Entry> keys;
+  for (const auto own : kSummaryOwnKeys) keys.push_back({own, "the summary's own ", false});
+  for (const auto& item : items) keys.push_back({item.key, "the summary item ", false});
+  check(keys, "summary items");
 }
 
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
