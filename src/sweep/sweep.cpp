@@ -521,9 +521,9 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   const std::size_t n = which.size();
   // No lock is taken per point. Results wait for the sink in a ring of slots, result k in slot k mod cap, marked
   // full by an atomic flag; a worker starts point k only when k < written + limit (so the slot it will fill has
-  // been emptied), waiting on the atomic `written` otherwise (the sink is behind: rare without a window). The
-  // calling thread waits on the atomic count of finished points and is woken for a batch of results in a row, not
-  // for each: a wake-up is a system call on both sides, a sizeable part of a point that takes 20 us.
+  // been emptied), waiting on the atomic `room` otherwise (the sink is behind: rare without a window). The
+  // calling thread waits on the atomic `results` and is woken for a batch of results in a row, not for each: a
+  // wake-up is a system call on both sides, a sizeable part of a point that takes 20 us.
   const std::size_t cap = std::max<std::size_t>({window, 4096, static_cast<std::size_t>(4 * std::max(threads, 1))});
   const std::size_t limit = window > 0 ? window : cap;
   const std::size_t batch = window > 0 ? std::max<std::size_t>(1, window / 2) : 16;
