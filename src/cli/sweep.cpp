@@ -2,9 +2,9 @@
 // (and, when built with ROLLSIM_MPI and launched by mpirun, over MPI ranks), into one HDF5 table.
 #include <chrono>
 #include <cstdio>
-#include <memory>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <thread>
 
 #include "common.hpp"
@@ -152,12 +152,11 @@ int sweep_command(const SweepArgs& a) {
   sweep::TableBuilder table(spec);
   std::unique_ptr<SweepTableWriter> writer;
   if (root) writer = std::make_unique<SweepTableWriter>(file->root(), "sweep", spec);
-  constexpr std::size_t kBlock = 4096;
   std::chrono::steady_clock::duration tabulating{};
   auto tabulate = [&](std::size_t i, sweep::PointResult&& r) {
     const auto t0 = std::chrono::steady_clock::now();
     table.add(i, std::move(r));
-    if (table.block_rows() >= kBlock) {
+    if (table.block_rows() >= SweepTableWriter::kBlockRows) {
       const std::size_t first = table.first_row();
       writer->write(table.take_block(), first);
     }

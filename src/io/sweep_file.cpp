@@ -36,10 +36,10 @@ h5::Filter numeric_filter(const void* data, std::size_t n, std::size_t elem) {
   return 2 * out <= shuffled.size() ? h5::Filter::ShuffleDeflate : h5::Filter::None;
 }
 
-/// Rows per chunk: at most 4096, the points split into chunks of equal size, so that the last chunk is full or
-/// nearly (an unfiltered dataset's last chunk takes its whole size on disk).
+/// Rows per chunk: at most kBlockRows, the points split into chunks of equal size, so that the last chunk is full
+/// or nearly (an unfiltered dataset's last chunk takes its whole size on disk).
 std::size_t balanced_chunk(std::size_t n) {
-  constexpr std::size_t kMax = 4096;
+  constexpr std::size_t kMax = SweepTableWriter::kBlockRows;
   const std::size_t chunks = std::max<std::size_t>(1, (n + kMax - 1) / kMax);
   return std::max<std::size_t>(1, (n + chunks - 1) / chunks);
 }
@@ -227,13 +227,6 @@ void SweepTableWriter::finish() {
   std::string list;
   for (const auto& name : order_) list += (list.empty() ? "" : "\n") + name;
   h5::write_attr(group_.get(), "columns", list);
-}
-
-void write_sweep_table(hid_t root, const std::string& name, const sweep::Spec& spec,
-                       const std::vector<sweep::Column>& columns) {
-  SweepTableWriter w(root, name, spec);
-  w.write(columns, 0);
-  w.finish();
 }
 
 void write_point_trajectory(hid_t root, std::size_t index, const std::vector<std::string>& overrides,

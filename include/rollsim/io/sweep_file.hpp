@@ -3,7 +3,6 @@
 /// trajectory under /points/NNNNNN/trajectory. Called from one thread only (the Debian HDF5 is not thread-safe).
 #include <hdf5.h>
 
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,15 +15,17 @@
 namespace rollsim {
 
 /// The /sweep table written block by block as a sweep runs, so that memory stays flat in the number of points.
-/// Numbers go to growing datasets, chunked, shuffled and deflated (a column first met in a later block reads NaN,
-/// or 0, in the rows before it). Strings are spooled to a temporary file and written by finish(): as fixed-length
+/// Numbers go to growing, chunked datasets, shuffled and deflated where a trial deflate of their first block halves
+/// it (a column first met in a later block reads NaN, or 0, in the rows before it). Strings are spooled to a temporary file and written by finish(): as fixed-length
 /// NUL-padded UTF-8 strings, deflated, when the longest is at most kFixedWidth bytes (or the padding at most
 /// triples the text), else as variable-length strings. The group's attribute `columns` lists the columns in table
 /// order, one per line (the string columns are created last).
 class SweepTableWriter {
  public:
   static constexpr std::size_t kFixedWidth = 256;
-  /// `chunk`: rows per chunk (0: the sweep's points in equal chunks of at most 4096 rows).
+  /// The rows a caller hands over at a time (rollsim sweep), and the most rows in a chunk.
+  static constexpr std::size_t kBlockRows = 4096;
+  /// `chunk`: rows per chunk (0: the sweep's points in equal chunks of at most kBlockRows rows).
   SweepTableWriter(hid_t root, const std::string& name, const sweep::Spec& spec, std::size_t chunk = 0);
   SweepTableWriter(const SweepTableWriter&) = delete;
   SweepTableWriter& operator=(const SweepTableWriter&) = delete;
@@ -47,10 +48,6 @@ class SweepTableWriter {
   std::vector<std::string> order_;
   std::map<std::string, Entry> columns_;
 };
-
-/// Write `columns` (every row) as the group `name` under `root`, with the sweep's description as attributes.
-void write_sweep_table(hid_t root, const std::string& name, const sweep::Spec& spec,
-                       const std::vector<sweep::Column>& columns);
 
 /// Write point `index`'s trajectory to /points/NNNNNN/trajectory, with its status and overrides as attributes of
 /// /points/NNNNNN.
