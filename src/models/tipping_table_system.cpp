@@ -3,6 +3,8 @@
 #include "rollsim/models/tipping_table_contact.hpp"
 
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -68,8 +70,35 @@ const Outputs& outputs() {
 
 namespace {
 
-/// The friction demand's extremes over the contact phase, independent of the sampling. The loop reports
-/// every internal step and every sample (in time order); between two consecutive points the summarizer
+/// The contact forces at x and their rates d/dt along x' = v, by forward-mode differentiation in that one direction.
+struct ForceRates {
+  double n = 0, t = 0, n_rate = 0, t_rate = 0;
+};
+
+/// Kept per thread for the last (x, v) (every input bit for bit): at a step's end the witness rates of the step
+/// search and the friction demand's rate ask for the same derivative.
+ForceRates forces_along(const Params& p, const double* x, const double* v) {
+  using AD1 = Eigen::AutoDiffScalar<Eigen::Matrix<double, 1, 1>>;
+  constexpr int kKey = 2 * kStates + 6;
+  const double key[kKey] = {x[0], x[1], x[2], x[3], v[0], v[1], v[2], v[3], p.table_torque, p.wheel_mass,
+                            p.wheel_radius, p.gravity, p.wheel_inertia, p.table_inertia};
+  thread_local std::uint64_t last[kKey] = {~std::uint64_t{0}};  // a NaN's bits: nothing computed yet
+  thread_local ForceRates r;
+  bool same = true;
+  for (int i = 0; i < kKey; ++i) same = same && std::bit_cast<std::uint64_t>(key[i]) == last[i];
+  if (same) return r;
+  AD1 xa[kStates];
+  for (int i = 0; i < kStates; ++i) xa[i] = AD1(x[i], Eigen::Matrix<double, 1, 1>(v[i]));
+  AD1 n, t;
+  contact_forces(p, xa, AD1(p.table_torque), n, t);
+  r = {n.value(), t.value(), n.derivatives()(0), t.derivatives()(0)};
+  for (int i = 0; i < kKey; ++i) last[i] = std::bit_cast<std::uint64_t>(key[i]);
+  return r;
+}
+
+/// The friction demand's extremes over the contact phase, independent of the sampling. The summarizer reports
+/// every internal step and event state (in time order), not the samples between them; between two consecutive
+/// points the tracker
 /// finds, by integrating the minimal equations from the earlier point (classical Runge-Kutta, 32 substeps
 /// per interval: over an interval the integrator took as one step, their error is far below the integrator's
 /// own; 256 gave the benchmark's friction_demand_max_loaded to the same 3e-15 relative at 1.2 times the cost
@@ -140,15 +169,10 @@ class DemandTracker {
 
   /// dD/dt along the motion, by forward differentiation in the direction x' = f(x).
   double demand_rate(const double* x) const {
-    using AD1 = Eigen::AutoDiffScalar<Eigen::Matrix<double, 1, 1>>;
     double f[kStates];
     rhs(p_, x, p_.table_torque, f);
-    AD1 xa[kStates];
-    for (int i = 0; i < kStates; ++i) xa[i] = AD1(x[i], Eigen::Matrix<double, 1, 1>(f[i]));
-    AD1 n, t;
-    contact_forces(p_, xa, AD1(p_.table_torque), n, t);
-    const double nd = n.derivatives()(0), td = t.derivatives()(0);
-    return (t.value() < 0 ? -1.0 : 1.0) * (td * n.value() - t.value() * nd) / (n.value() * n.value());
+    const ForceRates r = forces_along(p_, x, f);
+    return (r.t < 0 ? -1.0 : 1.0) * (r.t_rate * r.n - r.t * r.n_rate) / (r.n * r.n);
   }
 
   double normal_margin(const double* x) const {
@@ -240,7 +264,15 @@ class TableSummarizer final : public Summarizer {
         work_(signal_index(outputs, "input_work", "tipping table summary")),
         normal_(signal_index(outputs, "normal_force", "tipping table summary")),
         demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {}
-  void on_point(double t, const double* x, const double* y, int) override {
+  void on_point(double t, const double* x, const double* y, int mode) override {
+    on_sample(t, x, y, mode);
+    double xm[kStates];
+    minimal_state(x, xm);
+    demand_.point(t, xm);
+  }
+  /// A sample within a step: the energy drift and the smallest normal force take it; the friction demand's tracker
+  /// does not (it locates the extremes between the steps' ends, which bound every sample).
+  void on_sample(double, const double*, const double* y, int) override {
     const double e = y[total_] - y[work_];
     if (!have_e0_) {
       e0_ = e;
@@ -251,9 +283,6 @@ class TableSummarizer final : public Summarizer {
     // at rest at the zero of V).
     scale_ = std::max(scale_, std::abs(y[kinetic_]) + std::abs(y[potential_]) + std::abs(y[work_]));
     min_n_ = std::min(min_n_, y[normal_]);
-    double xm[kStates];
-    minimal_state(x, xm);
-    demand_.point(t, xm);
   }
   void on_event(double t, const std::string& kind, int, int, const double* x) override {
     if (kind == "table_edge" && std::isnan(t_edge_)) t_edge_ = t;
@@ -341,6 +370,14 @@ class TableSystem final : public OdeSystem, public WitnessSystem, public Lineari
     if (p_.friction_coefficient) g[2] = *p_.friction_coefficient * n - std::abs(t);  // smooth wherever it is ~0 (N>0)
   }
 
+  /// Exact rates along x' = xdot (WitnessSystem's own is a forward difference): -2 s s', N', mu N' - sign(T_c) T_c'.
+  void witness_rates(double, const double* x, const double* xdot, int, double* gdot) const override {
+    gdot[0] = -2.0 * contact_position(p_, x) * p_.wheel_radius * (xdot[0] - xdot[1]);
+    const ForceRates r = forces_along(p_, x, xdot);
+    gdot[1] = r.n_rate;
+    if (p_.friction_coefficient) gdot[2] = *p_.friction_coefficient * r.n_rate - (r.t < 0 ? -1.0 : 1.0) * r.t_rate;
+  }
+
   void compute_outputs(double, const double* x, int, double* y) const override {
     tipping_table::outputs().compute(context(x, p_.table_torque), y);
   }
@@ -384,7 +421,8 @@ class TableSystem final : public OdeSystem, public WitnessSystem, public Lineari
   template <class S>
   OutputContext<S> context(const S* x, S tau) const {
     OutputContext<S> c;
-    contact_forces(p_, x, tau, c.normal, c.tangential);
+    // Not the per-thread cache of contact_forces: most calls are samples inside a step, each a new state.
+    contact_forces<S>(p_, x, tau, c.normal, c.tangential);
     c.s = contact_position(p_, x);
     c.kinetic = kinetic_energy(p_, x);
     c.potential = potential_energy(p_, x);

@@ -115,9 +115,13 @@ class Loop {
  private:
   double grid(long k) const { return opt_.t0 + static_cast<double>(k) * opt_.output_dt; }
 
-  void emit_sample(double t, const double* x) {
+  /// \param grid an interpolated sample on the output grid (Summarizer::on_sample), not a state the run stands on
+  void emit_sample(double t, const double* x, bool grid = false) {
     sys_.compute_outputs(t, x, mode_, y_.data());
-    summarizer_->on_point(t, x, y_.data(), mode_);
+    if (grid)
+      summarizer_->on_sample(t, x, y_.data(), mode_);
+    else
+      summarizer_->on_point(t, x, y_.data(), mode_);
     for (auto* o : obs_) o->on_sample(t, x, y_.data(), mode_);
     last_sample_t_ = t;
     ++n_samples_;
@@ -132,7 +136,7 @@ class Loop {
       ++next_k_;
       if (tk > last_sample_t_) {
         integ.state_at(tk, xs.data());
-        emit_sample(tk, xs.data());
+        emit_sample(tk, xs.data(), /*grid=*/true);
         // One long step can hold millions of samples: stop between them, with the last sample as the state.
         if ((next_k_ & 1023) == 0 && interrupt_flag().load(std::memory_order_relaxed)) {
           t_ = tk;

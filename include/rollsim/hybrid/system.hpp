@@ -74,8 +74,11 @@ inline constexpr std::string_view kSummaryOwnKeys[] = {"termination", "t_final",
 class Summarizer {
  public:
   virtual ~Summarizer() = default;
-  /// Every sample and every internal step: the state x and the outputs y.
+  /// Every internal step, event state, the first state and the last: the state x and the outputs y.
   virtual void on_point(double t, const double* x, const double* y, int mode) = 0;
+  /// Every sample on the output grid, interpolated within a step (the step's own end comes to on_point after it):
+  /// on_point unless a summarizer needs only the steps (work done per sample that the steps already bound).
+  virtual void on_sample(double t, const double* x, const double* y, int mode) { on_point(t, x, y, mode); }
   virtual void on_event(double /*t*/, const std::string& /*kind*/, int /*mode_before*/, int /*mode_after*/,
                         const double* /*x*/) {}
   virtual std::vector<SummaryItem> items() const = 0;

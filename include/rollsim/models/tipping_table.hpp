@@ -65,6 +65,25 @@ inline void cos_sin(double a, double& c, double& s) {
   s = last_s;
 }
 
+}  // namespace rollsim::tipping_table
+
+namespace Eigen {
+template <typename DerivativeType>
+class AutoDiffScalar;
+}
+
+namespace rollsim::tipping_table {
+
+/// The same for a forward-mode derivative: the value's pair from the cache above, so that the derivatives of the
+/// forces at a state (witness rates, the friction demand's rate, the Jacobian) cost no trigonometry of their own.
+template <class D>
+void cos_sin(const Eigen::AutoDiffScalar<D>& a, Eigen::AutoDiffScalar<D>& c, Eigen::AutoDiffScalar<D>& s) {
+  double cv, sv;
+  cos_sin(a.value(), cv, sv);
+  c = Eigen::AutoDiffScalar<D>(cv, -sv * a.derivatives());
+  s = Eigen::AutoDiffScalar<D>(sv, cv * a.derivatives());
+}
+
 /// Kinetic energy T [J].
 template <class S>
 S kinetic_energy(const Params& p, const S* x) {
@@ -132,6 +151,26 @@ void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential
   const S w1 = x[2];
   normal = m * (2.0 * sd * w1 + s * acc[0] - r * w1 * w1) + m * g * cos1;
   tangential = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sin1;
+}
+
+/// The same in double precision, with the last state's forces kept per thread: at a step's end the witnesses, the
+/// step search, the outputs and the summary all ask for the forces the integrator's witnesses have just computed.
+/// The key is every input bit for bit (the state, tau and the parameters the forces depend on), so the values are
+/// those of the template above.
+inline void contact_forces(const Params& p, const double* x, double tau, double& normal, double& tangential) {
+  constexpr int kKey = kStates + 6;
+  const double key[kKey] = {x[0], x[1], x[2], x[3], tau, p.wheel_mass, p.wheel_radius, p.gravity, p.wheel_inertia,
+                            p.table_inertia};
+  thread_local std::uint64_t last[kKey] = {~std::uint64_t{0}};  // a NaN's bits: nothing computed yet
+  thread_local double last_n = 0, last_t = 0;
+  bool same = true;
+  for (int i = 0; i < kKey; ++i) same = same && std::bit_cast<std::uint64_t>(key[i]) == last[i];
+  if (!same) {
+    contact_forces<double>(p, x, tau, last_n, last_t);
+    for (int i = 0; i < kKey; ++i) last[i] = std::bit_cast<std::uint64_t>(key[i]);
+  }
+  normal = last_n;
+  tangential = last_t;
 }
 
 /// Position of the wheel centre in the fixed frame (x right, y up) [m], origin at the pivot.
