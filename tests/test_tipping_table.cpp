@@ -341,3 +341,60 @@ TEST_CASE("tipping table: friction_demand_max does not depend on output_dt") {
     }
   }
 }
+
+TEST_CASE("tipping table: the witness rates equal a central difference of the witnesses along the motion") {
+  // The model's own rates (forward differentiation: -2 s s', N', mu N' - sign(T_c) T_c') against a central
+  // difference of its witness values along x' = f(x), at states spread over the table, with a torque and mu.
+  tt::Params p;
+  p.table_torque = 0.3;
+  p.friction_coefficient = 0.4;
+  const double x0[tt::kStates] = {0.01, 0, 0, 0};
+  const auto sys = tt::make_system(p, x0, {});
+  const auto* ode = facet<OdeSystem>(*sys);
+  REQUIRE(ode != nullptr);
+  const auto* ws = facet<WitnessSystem>(*sys);
+  REQUIRE(ws != nullptr);
+  REQUIRE(ws->witness_count(0) == 3);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> angle(-0.6, 0.6), rate(-3, 3);
+  for (int k = 0; k < 50; ++k) {
+    const double x[tt::kStates] = {angle(rng), angle(rng), rate(rng), rate(rng)};
+    double f[tt::kStates], gdot[3], gp[3], gm[3], xp[tt::kStates], xm[tt::kStates];
+    ode->rhs(0, x, 0, f);
+    ws->witness_rates(0, x, f, 0, gdot);
+    const double h = 1e-6;
+    for (int i = 0; i < tt::kStates; ++i) {
+      xp[i] = x[i] + h * f[i];
+      xm[i] = x[i] - h * f[i];
+    }
+    ws->witness_values(h, xp, 0, gp);
+    ws->witness_values(-h, xm, 0, gm);
+    for (int w = 0; w < 3; ++w) {
+      CAPTURE(k);
+      CAPTURE(w);
+      const double fd = (gp[w] - gm[w]) / (2 * h);
+      CHECK(gdot[w] == doctest::Approx(fd).epsilon(1e-6).scale(1.0));
+    }
+  }
+}
+
+TEST_CASE("tipping table: the contact forces kept per thread are those of the state and parameters asked for") {
+  // The double overload keeps the last state's forces; interleaved states, torques and parameter sets must each get
+  // their own forces, bit for bit those of the template (which keeps nothing).
+  tt::Params a, b;
+  b.wheel_mass = 2.0;
+  b.gravity = 3.7;
+  const double x1[tt::kStates] = {0.1, -0.2, 0.3, 1.0}, x2[tt::kStates] = {0.1, -0.2, 0.3, 1.5};
+  const struct {
+    const tt::Params* p;
+    const double* x;
+    double tau;
+  } asks[] = {{&a, x1, 0}, {&a, x1, 0}, {&b, x1, 0}, {&a, x2, 0}, {&a, x2, 0.5}, {&a, x1, 0}, {&b, x2, 0.5}};
+  for (const auto& q : asks) {
+    double n, t, n_ref, t_ref;
+    tt::contact_forces(*q.p, q.x, q.tau, n, t);
+    tt::contact_forces<double>(*q.p, q.x, q.tau, n_ref, t_ref);
+    CHECK(n == n_ref);
+    CHECK(t == t_ref);
+  }
+}
