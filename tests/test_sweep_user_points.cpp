@@ -1,6 +1,7 @@
-// A smooth user model's sweep points: each worker thread builds its first point in full (GiNaC, under its lock) and
-// every later point of the same model from that prototype, with the point's parameters and start, without GiNaC or
-// a lock. The rows must be those of single runs built in full, on any number of threads.
+// A smooth user model's sweep points: the process builds the model's first point in full (GiNaC, under its lock),
+// each worker thread takes its own copy of that prototype, and every later point is built from it, with the point's
+// parameters and start, without GiNaC or a lock. The rows must be those of single runs built in full, on any number
+// of threads.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -30,7 +31,7 @@ const lagrangian::SetupTimes& setup_of(const HybridSystem& sys) {
 
 }  // namespace
 
-TEST_CASE("sweep threads: a smooth user model's points come from each thread's prototype, without GiNaC's lock, and equal single runs") {
+TEST_CASE("sweep threads: a smooth user model's points come from its prototype, without GiNaC's lock, and equal single runs") {
   const std::vector<std::string> sets = {"simulation.t_end=2"};
   const std::string sweep_text = "\n[sweep]\nmode = \"grid\"\n\"initial.theta1\" = [\"0.004\", \"0.01\", \"0.02\", \"0.035\"]\n"
                                  "\"parameters.Jw\" = [0.02, 0.03125]\n";
@@ -45,18 +46,26 @@ TEST_CASE("sweep threads: a smooth user model's points come from each thread's p
                       [&](std::size_t k, sweep::PointResult&& r) { rows[k] = std::move(r); }, nullptr);
     return std::make_pair(rows, sweep::build_table(spec, rows));
   };
+  // The model is derived once for the sweep on 4 threads (the prototypes forgotten before it), never again on 1.
+  lagrangian::forget_prototypes();
+  const std::size_t derived_before = lagrangian::full_builds();
+  const auto [rows4, t4] = table(4);
+  CHECK(lagrangian::full_builds() - derived_before == 1);
   const auto [rows1, t1] = table(1);
   const auto [rows2, t2] = table(2);
-  REQUIRE(t1.size() == t2.size());
-  for (std::size_t c = 0; c < t1.size(); ++c) {
-    const std::string name = t1[c].name;
-    CAPTURE(name);
-    REQUIRE(t1[c].numbers.size() == t2[c].numbers.size());
-    if (!t1[c].numbers.empty())
-      CHECK(std::memcmp(t1[c].numbers.data(), t2[c].numbers.data(), t1[c].numbers.size() * sizeof(double)) == 0);
-    CHECK(t1[c].strings == t2[c].strings);
+  CHECK(lagrangian::full_builds() - derived_before == 1);
+  for (const auto* t : {&t2, &t4}) {
+    REQUIRE(t1.size() == t->size());
+    for (std::size_t c = 0; c < t1.size(); ++c) {
+      const std::string name = t1[c].name;
+      CAPTURE(name);
+      REQUIRE(t1[c].numbers.size() == (*t)[c].numbers.size());
+      if (!t1[c].numbers.empty())
+        CHECK(std::memcmp(t1[c].numbers.data(), (*t)[c].numbers.data(), t1[c].numbers.size() * sizeof(double)) == 0);
+      CHECK(t1[c].strings == (*t)[c].strings);
+    }
   }
-  // Each row against a single run built in full: in a thread of its own, which has no prototype yet.
+  // Each row against a single run built in full: in a thread of its own, with the prototypes forgotten.
   for (std::size_t i = 0; i < spec.n_points; ++i) {
     const auto idx = spec.indices(i);
     const std::string th = spec.axes[0].labels[idx[0]];
@@ -69,6 +78,7 @@ TEST_CASE("sweep threads: a smooth user model's points come from each thread's p
       o.push_back("initial.theta1=" + th);
       o.push_back(j);
       run.scenario = load_scenario_text(base_text(), "test.toml", o);
+      lagrangian::forget_prototypes();
       const auto sys = build_system(run.scenario);
       full = !setup_of(*sys).from_prototype;
       run.result = simulate(*sys, simulation_options(run.scenario), {&run.rec});
@@ -88,6 +98,7 @@ TEST_CASE("sweep threads: a thread's second build of a smooth user model comes f
       const Scenario sc = load_scenario_text(base_text(), "test.toml", o);
       return build_system(sc);
     };
+    lagrangian::forget_prototypes();
     const auto first = build({"initial.theta1=0.01"});
     CHECK(!setup_of(*first).from_prototype);
     const auto second = build({"initial.theta1=0.02", "parameters.m=1.5"});
@@ -96,6 +107,7 @@ TEST_CASE("sweep threads: a thread's second build of a smooth user model comes f
     std::vector<double> x_fast(second->size()), x_full(second->size());
     second->initial_state(x_fast.data());
     std::thread([&] {
+      lagrangian::forget_prototypes();  // the process's (this thread has none)
       const auto full = build({"initial.theta1=0.02", "parameters.m=1.5"});
       CHECK(!setup_of(*full).from_prototype);
       full->initial_state(x_full.data());

@@ -162,6 +162,8 @@ Scenario load_scenario_text(const std::string& text, const std::string& path, co
   return load_scenario_text(text, path, overrides, model_schemas());
 }
 
+std::size_t user_models_derived() { return lagrangian::full_builds(); }
+
 std::string model_setup_text(const HybridSystem& system) {
   const auto* user = dynamic_cast<const lagrangian::UserModel*>(&system);
   if (!user) return "";

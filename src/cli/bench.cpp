@@ -32,6 +32,7 @@ constexpr int kMaxAutoRuns = 1000000;
 int bench_sweep(const BenchArgs& a) {
   const Scenario base = load_scenario(a.scenario, a.sets);
   const sweep::Spec spec = sweep::parse_spec(base, a.sets);
+  const std::size_t derived_before = user_models_derived();
   sweep::check_valid_point(base, a.sets, spec);
   std::vector<std::size_t> all(spec.n_points);
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -66,6 +67,9 @@ int bench_sweep(const BenchArgs& a) {
               a.threads, a.threads == 1 ? "" : "s");
   std::printf("wall time/point   median %.2f us, min %.2f us, max %.2f us\n", times[times.size() / 2] * 1e6,
               times.front() * 1e6, times.back() * 1e6);
+  if (const std::size_t derived = user_models_derived() - derived_before)
+    std::printf("user models       derived in full %zu time%s in all (the other points built from a prototype)\n",
+                derived, derived == 1 ? "" : "s");
   std::printf("lock waits        %.3f ms in all, %.3f us per point (%.2f %% of the workers' time)\n", waited * 1e3,
               waited * 1e6 / (static_cast<double>(spec.n_points) * static_cast<double>(times.size())),
               busy > 0 ? 100.0 * waited / busy : 0.0);

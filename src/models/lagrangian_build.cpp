@@ -1,6 +1,7 @@
 // Building a user model's system from a validated scenario, in the order of its seams: the names, the
 // expressions, the contacts (lagrangian_contacts.cpp), the outputs and events, the derivation and compilation
 // (lagrangian_compile.cpp), the checks at the initial state (lagrangian_checks.cpp) and the system of the model's form.
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -268,11 +269,50 @@ std::string structure_key(const Scenario& sc) {
   return key;
 }
 
-/// The prototypes of this thread (a sweep's worker builds its first point under the lock and every later one of the
-/// same model from here). A few models at most: a sweep has one.
+/// At most this many models' prototypes are kept, per thread and in the process (a sweep has one).
+constexpr std::size_t kMaxPrototypes = 4;
+
+/// The prototypes of this thread: its own copies (system_from_prototype builds every point from here, touching
+/// nothing another thread touches).
 std::map<std::string, PointPrototype>& prototypes() {
   thread_local std::map<std::string, PointPrototype> p;
   return p;
+}
+
+/// The prototypes derived in this process, by structure_key: the first point of a model is derived (GiNaC, under
+/// its lock) once, and every thread takes its own copy of the result the first time it builds a point of that model.
+struct SharedPrototypes {
+  std::mutex mutex;
+  std::map<std::string, PointPrototype> all;
+};
+SharedPrototypes& shared_prototypes() {
+  static SharedPrototypes s;
+  return s;
+}
+
+/// A copy for this thread: a Compiled of its own, with a control block of its own for the kernels' library (which
+/// keeps the shared one alive), so that its points copy and release no reference count another thread touches.
+PointPrototype own_copy(const PointPrototype& pr) {
+  auto copy = std::make_shared<Compiled>(*pr.c);
+  copy->lib = std::shared_ptr<symbolic::CompiledKernels>(pr.c->lib.get(), [keep = pr.c->lib](symbolic::CompiledKernels*) {});
+  return {std::move(copy), pr.parameters};
+}
+
+/// This thread's prototype of the model of `key`: its own, else a copy of the process's (taken under the shared
+/// store's lock, once per thread and model); null where the model was not derived yet.
+const PointPrototype* prototype_of(const std::string& key) {
+  auto& mine = prototypes();
+  if (const auto it = mine.find(key); it != mine.end()) return &it->second;
+  std::optional<PointPrototype> copy;
+  {
+    auto& shared = shared_prototypes();
+    const auto lock = timed_lock(shared.mutex);
+    const auto it = shared.all.find(key);
+    if (it == shared.all.end()) return nullptr;
+    copy = own_copy(it->second);
+  }
+  if (mine.size() >= kMaxPrototypes) mine.clear();
+  return &mine.emplace(key, std::move(*copy)).first->second;
 }
 
 /// A start value written as a plain decimal number ([-]digits[.digits][e[+-]digits], as a sweep writes its
@@ -301,11 +341,9 @@ std::optional<double> plain_number(const std::string& text) {
 /// no GiNaC, no lock, no shared reference count. Nothing (the full build then runs, and says what is wrong) where
 /// there is no prototype, a start is an expression, or the start is not regular (M singular or f not finite).
 std::unique_ptr<HybridSystem> system_from_prototype(const Scenario& sc) {
-  auto& all = prototypes();
-  if (all.empty()) return nullptr;
-  const auto it = all.find(structure_key(sc));
-  if (it == all.end()) return nullptr;
-  const PointPrototype& pr = it->second;
+  const PointPrototype* found = prototype_of(structure_key(sc));
+  if (!found) return nullptr;
+  const PointPrototype& pr = *found;
   if (pr.c->p.size() != pr.parameters.size()) return nullptr;
   auto c = std::make_shared<Compiled>(*pr.c);
   c->setup.from_prototype = true;
@@ -333,28 +371,42 @@ void keep_prototype(const Build& b, const Scenario& sc) {
     return;
   for (const auto& name : b.bodies)
     if (is_3d(sc, "bodies." + name)) return;
-  auto& all = prototypes();
-  if (all.size() >= 4) all.clear();
-  auto copy = std::make_shared<Compiled>(c);
-  // A control block of this thread's own for the kernels' library (it keeps the shared one alive).
-  copy->lib = std::shared_ptr<symbolic::CompiledKernels>(c.lib.get(), [keep = c.lib](symbolic::CompiledKernels*) {});
-  all[structure_key(sc)] = {std::move(copy), b.m.parameters};
+  const std::string key = structure_key(sc);
+  const PointPrototype kept{std::make_shared<Compiled>(c), b.m.parameters};
+  {
+    auto& shared = shared_prototypes();
+    const auto lock = timed_lock(shared.mutex);
+    if (shared.all.size() >= kMaxPrototypes) shared.all.clear();
+    shared.all[key] = kept;
+  }
+  auto& mine = prototypes();
+  if (mine.size() >= kMaxPrototypes) mine.clear();
+  mine[key] = own_copy(kept);
 }
 
 /// GiNaC is not thread-safe (its expressions share reference-counted nodes, its numbers included), and sweep
 /// threads build their points' systems concurrently: every use of GiNaC, from parsing to the destruction of the
 /// last expression, happens under this lock. The systems built use only the compiled kernels, and a smooth model's
-/// later points in the same thread are built from its prototype without the lock (system_from_prototype).
+/// later points, in every thread, are built from its prototype without the lock (system_from_prototype). Threads
+/// that wait here while another derives the same model take its prototype when their turn comes: a sweep derives
+/// its model once, however many threads run it.
 std::unique_ptr<HybridSystem> make_system(const Scenario& sc) {
   if (auto fast = system_from_prototype(sc)) return fast;
   static std::mutex ginac;
   const auto lock = timed_lock(ginac);
+  if (auto fast = system_from_prototype(sc)) return fast;
   return make_system_unlocked(sc);
 }
 
 }  // namespace
 
+std::atomic<std::size_t>& full_build_count() {
+  static std::atomic<std::size_t> n{0};
+  return n;
+}
+
 std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
+  full_build_count().fetch_add(1, std::memory_order_relaxed);
   Build b(sc);
   read_names(b);
   read_expressions(b);
@@ -374,6 +426,15 @@ std::unique_ptr<HybridSystem> make_system_unlocked(const Scenario& sc) {
 }  // namespace rollsim::lagrangian::detail
 
 namespace rollsim::lagrangian {
+
+std::size_t full_builds() { return detail::full_build_count().load(std::memory_order_relaxed); }
+
+void forget_prototypes() {
+  detail::prototypes().clear();
+  auto& shared = detail::shared_prototypes();
+  const std::lock_guard lock(shared.mutex);
+  shared.all.clear();
+}
 
 ModelEntry model_entry() {
   ModelEntry e;

@@ -1,6 +1,7 @@
 #pragma once
 /// \file The wiring of the program: the list of models, scenarios loaded with their model's schema, and the
 /// system a scenario describes. Every command goes through these; the layers below know no model list.
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,9 @@ void check_unique_columns(const HybridSystem& sys, const Scenario& sc);
 /// For a user model (model = "lagrangian"), one line on how long its setup took: derivation, source, and the
 /// compilation or the cache. Empty for the other models. For the terminal only (the times vary from run to run).
 std::string model_setup_text(const HybridSystem& system);
+
+/// How many user models this process has derived in full (GiNaC): a sweep of a smooth one derives it once.
+std::size_t user_models_derived();
 
 /// Keys every model shares: [simulation], [solver], [output] and the title, as declared once in
 /// analysis/simulation_keys.hpp. A model may narrow one with a variant of that declaration (e.g. its own

@@ -2,6 +2,7 @@
 /// \file The user model (model = "lagrangian"): a Lagrangian, planar bodies, generalized forces, holonomic
 /// constraints, one Coulomb contact, outputs and events written in the scenario, derived with GiNaC
 /// (symbolic/lagrange.hpp) and compiled (symbolic/codegen.hpp). docs/user-models.md is the reference.
+#include <cstddef>
 #include <string>
 
 #include "rollsim/models/model_entry.hpp"
@@ -18,11 +19,20 @@ struct SetupTimes {
   double generate_seconds = 0;
   double compile_seconds = 0;
   bool from_cache = false;
-  /// Built from this thread's prototype of the same model (a sweep point after the thread's first): no GiNaC, no
-  /// lock; the times above are the prototype's.
+  /// Built from a prototype of the same model (a sweep point after the process's first; docs/sweep.md): no GiNaC,
+  /// no lock; the times above are the prototype's.
   bool from_prototype = false;
   std::string library;  ///< the compiled kernels' shared object
 };
+
+/// The number of user models this process has derived in full (GiNaC, under its lock): a sweep of a smooth model
+/// derives it once, however many threads run it.
+std::size_t full_builds();
+
+/// Drops the prototypes of smooth user models that this process and this thread keep: the next build of each model
+/// is in full. (Other threads keep their own copies.) For comparing a point built from a prototype with one built
+/// in full.
+void forget_prototypes();
 
 /// Implemented by the systems of the user model (find it with dynamic_cast on a HybridSystem).
 class UserModel {
