@@ -183,3 +183,53 @@ TEST_CASE("sweep table: rollsim sweep writes, in blocks of 4096 rows, the table 
   check_table(g.get(), expected);
   CHECK_FALSE(is_variable_length(g.get(), "symbols"));
 }
+
+TEST_CASE("sweep table: compact rows from the workers tabulate to the table of full rows, layouts mixed, on 1 and 3 threads") {
+  // Points that fail as input (no states, no summary) among points that run: every worker's rows change layout
+  // now and then, and a row like its worker's previous one arrives with its numbers and texts alone.
+  const std::string text = R"(model = "tipping_table"
+[initial]
+theta1 = 0.01
+[simulation]
+t_end = 0.3
+output_dt = 0.1
+[sweep]
+mode = "zip"
+"initial.theta1" = [0.01, 3.0, 0.02, 0.03, 3.0, 3.0, 0.04, 0.05, 0.06, 3.0, 0.07, 0.08]
+)";
+  const Scenario base = load_scenario_text(text, "compact.toml");
+  const sweep::Spec spec = sweep::parse_spec(base, {});
+  std::vector<std::size_t> all(spec.n_points);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<sweep::PointResult> full(spec.n_points);
+  sweep::run_points(base, {}, spec, all, 1, false, [&](std::size_t k, sweep::PointResult&& r) { full[k] = std::move(r); },
+                    nullptr);
+  REQUIRE(full[1].status.rfind("input_error", 0) == 0);
+  REQUIRE(full[0].status == "ok");
+  const auto expected = sweep::build_table(spec, full);
+  for (int threads : {1, 3}) {
+    CAPTURE(threads);
+    sweep::TableBuilder table(spec);
+    std::size_t compacted = 0;
+    sweep::run_points(
+        base, {}, spec, all, threads, false,
+        [&](std::size_t k, sweep::PointResult&& r) {
+          CHECK(r.layout > 0);
+          compacted += r.summary.empty() && !r.numbers.empty();
+          table.add(k, std::move(r));
+        },
+        nullptr, 0, /*compact=*/true);
+    CHECK(compacted > 0);  // some rows came without their items
+    const auto got = table.finish();
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t c = 0; c < got.size(); ++c) {
+      CAPTURE(expected[c].name);
+      CHECK(got[c].name == expected[c].name);
+      CHECK(got[c].type == expected[c].type);
+      CHECK(got[c].unit == expected[c].unit);
+      CHECK(same(got[c].numbers, expected[c].numbers));
+      CHECK(got[c].ints == expected[c].ints);
+      CHECK(got[c].strings == expected[c].strings);
+    }
+  }
+}

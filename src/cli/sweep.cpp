@@ -191,7 +191,7 @@ int sweep_command(const SweepArgs& a) {
           count(r);
           tabulate(i, std::move(r));
         },
-        progress, a.trajectories ? static_cast<std::size_t>(4 * threads) : 0);
+        progress, a.trajectories ? static_cast<std::size_t>(4 * threads) : 0, /*compact=*/true);
   } else {
     std::string buf;
     sweep::run_points(

@@ -514,10 +514,68 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
   return r;
 }
 
+namespace {
+
+/// A worker's last layout of compact rows (PointResult::layout).
+struct RowLayout {
+  std::size_t serial = 0;
+  std::vector<std::string> state_names, state_units, keys;
+  std::vector<char> text;
+};
+
+/// Makes r a compact row of worker `worker`, whose last layout is `last`: the first row of a layout keeps
+/// everything, a row like the worker's previous one keeps only its numbers and texts.
+void compact_row(PointResult& r, RowLayout& last, int worker) {
+  bool same = last.serial != 0 && r.state_names == last.state_names && r.state_units == last.state_units &&
+              r.summary.size() == last.keys.size();
+  for (std::size_t j = 0; same && j < r.summary.size(); ++j)
+    same = r.summary[j].key == last.keys[j] && static_cast<char>(!r.summary[j].text.empty()) == last.text[j];
+  r.worker = worker;
+  if (!same) {
+    last.serial++;
+    last.state_names = r.state_names;
+    last.state_units = r.state_units;
+    last.keys.clear();
+    last.text.clear();
+    for (const auto& it : r.summary) {
+      last.keys.push_back(it.key);
+      last.text.push_back(!it.text.empty());
+    }
+    r.layout = last.serial;
+    return;
+  }
+  r.layout = last.serial;
+  r.numbers.reserve(r.summary.size());
+  for (auto& it : r.summary) {
+    r.numbers.push_back(it.number);
+    if (!it.text.empty()) r.texts.push_back(std::move(it.text));
+  }
+  r.summary = {};
+  r.state_names = {};
+  r.state_units = {};
+}
+
+/// Asks for the cache lines of an object (a hint; no effect on the result).
+template <class T>
+void prefetch_object(const T* p) {
+  const char* c = reinterpret_cast<const char*>(p);
+  for (std::size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(c + off);
+}
+
+/// Asks for the cache lines of a result's row: its numbers, texts and final state.
+void prefetch_rows(const PointResult& r) {
+  __builtin_prefetch(r.status.data());
+  __builtin_prefetch(r.x_final.data());
+  for (std::size_t j = 0; j < r.numbers.size(); j += 8) __builtin_prefetch(r.numbers.data() + j);
+  __builtin_prefetch(r.texts.data());
+}
+
+}  // namespace
+
 void run_points(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec,
                 const std::vector<std::size_t>& which, int threads, bool keep_trajectory,
                 const std::function<void(std::size_t, PointResult&&)>& sink,
-                const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window) {
+                const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window, bool compact) {
   const std::size_t n = which.size();
   // No lock is taken per point. Results wait for the sink in a ring of slots, result k in slot k mod cap, marked
   // full by an atomic flag; a worker starts point k only when k < written + limit (so the slot it will fill has
@@ -543,10 +601,11 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
     return true;
   };
 
-  auto worker = [&]() {
+  auto worker = [&](int index) {
     SolverWorkspace solver;
     PointWorkspace workspace;
     workspace.solver = &solver;
+    RowLayout layout;
     for (;;) {
       const std::size_t k = next.fetch_add(1);
       if (k >= n) return;
@@ -560,6 +619,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       } else {
         r = run_point(base, sets, spec, which[k], keep_trajectory, workspace);
       }
+      if (compact) compact_row(r, layout, index);
       ring[k % slots] = std::move(r);
       full[k % slots].store(true);
       done.fetch_add(1);
@@ -574,7 +634,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   const int nt = std::max(1, std::min<int>(threads, static_cast<int>(std::max<std::size_t>(n, 1))));
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(nt));
-  for (int t = 0; t < nt; ++t) pool.emplace_back(worker);
+  for (int t = 0; t < nt; ++t) pool.emplace_back(worker, t);
 
   auto stop = [&]() {
     abort = true;
@@ -593,6 +653,9 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       // for the workers).
       std::size_t k = w;
       for (; k < n && full[k % slots].load(); ++k) {
+        // The next results were written by other cores: their lines are fetched while this one is taken.
+        if (k + 2 < n && full[(k + 2) % slots].load(std::memory_order_relaxed)) prefetch_object(&ring[(k + 2) % slots]);
+        if (k + 1 < n && full[(k + 1) % slots].load(std::memory_order_relaxed)) prefetch_rows(*ring[(k + 1) % slots]);
         PointResult r = std::move(*ring[k % slots]);
         ring[k % slots].reset();
         full[k % slots].store(false);
@@ -627,6 +690,43 @@ TableBuilder::TableBuilder(const Spec& spec) : spec_(spec) {
   n_events_.description = "events logged during the run";
 }
 
+std::size_t TableBuilder::column(const SummaryItem& it, bool text, std::size_t& guess) {
+  std::size_t at;
+  if (guess < items_.size() && items_[guess].key == it.key) {
+    at = guess;
+  } else if (auto found = index_.find(it.key); found != index_.end()) {
+    at = found->second;
+  } else {
+    Item item;
+    item.key = it.key;
+    item.unit = it.unit;
+    item.label = it.label;
+    item.text = text;
+    if (item.text) item.strings.assign(rows_ - first_, "");
+    else item.numbers.assign(rows_ - first_, NAN);
+    at = items_.size();
+    index_.emplace(it.key, at);
+    items_.push_back(std::move(item));
+  }
+  guess = at + 1;
+  Item& item = items_[at];
+  if (text && !item.text) {  // a text item first met with an empty text: it is a text column
+    item.text = true;
+    item.strings.assign(item.numbers.size(), "");
+    item.numbers.clear();
+  }
+  return at;
+}
+
+void TableBuilder::take_state_names(const PointResult& r) {
+  // Final state: the names of the first point whose system was built.
+  if (state_names_.empty() && !r.state_names.empty()) {
+    state_names_ = r.state_names;
+    state_units_ = r.state_units;
+    finals_.assign(state_names_.size(), std::vector<double>(rows_ - first_, NAN));
+  }
+}
+
 void TableBuilder::add(std::size_t i, PointResult&& r) {
   if (i != rows_) throw std::logic_error("sweep::TableBuilder: rows must be added in order");
   status_.strings.push_back(std::move(r.status));
@@ -635,44 +735,47 @@ void TableBuilder::add(std::size_t i, PointResult&& r) {
   t_final_.numbers.push_back(r.t_final);
   if (t_final_.unit.empty()) t_final_.unit = r.time_unit;  // the first point whose system was built
   n_events_.ints.push_back(r.n_events);
-  // Final state: the names of the first point whose system was built.
-  if (state_names_.empty() && !r.state_names.empty()) {
-    state_names_ = r.state_names;
-    state_units_ = r.state_units;
-    finals_.assign(state_names_.size(), std::vector<double>(rows_ - first_, NAN));
-  }
-  for (std::size_t s = 0; s < finals_.size(); ++s)
-    finals_[s].push_back(r.state_names == state_names_ && s < r.x_final.size() ? r.x_final[s] : NAN);
   // Summary items: the union over all points, in order of first appearance. The points of a sweep report their
   // items in the same order, mostly: the item after the last one found is tried before the index.
   std::size_t guess = 0;
-  for (auto& it : r.summary) {
-    std::size_t at;
-    if (guess < items_.size() && items_[guess].key == it.key) {
-      at = guess;
-    } else if (auto found = index_.find(it.key); found != index_.end()) {
-      at = found->second;
+  if (r.layout == 0) {
+    take_state_names(r);
+    for (std::size_t s = 0; s < finals_.size(); ++s)
+      finals_[s].push_back(r.state_names == state_names_ && s < r.x_final.size() ? r.x_final[s] : NAN);
+    for (auto& it : r.summary) {
+      Item& item = items_[column(it, !it.text.empty(), guess)];
+      if (item.text) item.strings.push_back(std::move(it.text));
+      else item.numbers.push_back(it.number);
+    }
+  } else {
+    // A compact row: the first of its worker's layout carries the summary items (the layout is taken from them),
+    // the next ones only the numbers and texts.
+    const auto w = static_cast<std::size_t>(r.worker);
+    if (w >= layouts_.size()) layouts_.resize(w + 1);
+    Layout& l = layouts_[w];
+    if (l.serial != r.layout) {
+      take_state_names(r);
+      l.serial = r.layout;
+      l.states_match = !r.state_names.empty() && r.state_names == state_names_;
+      l.at.clear();
+      l.text.clear();
+      for (auto& it : r.summary) {
+        l.text.push_back(!it.text.empty());
+        l.at.push_back(column(it, l.text.back(), guess));
+        Item& item = items_[l.at.back()];
+        if (item.text) item.strings.push_back(std::move(it.text));
+        else item.numbers.push_back(it.number);
+      }
     } else {
-      Item item;
-      item.key = it.key;
-      item.unit = it.unit;
-      item.label = it.label;
-      item.text = !it.text.empty();
-      if (item.text) item.strings.assign(rows_ - first_, "");
-      else item.numbers.assign(rows_ - first_, NAN);
-      at = items_.size();
-      index_.emplace(it.key, at);
-      items_.push_back(std::move(item));
+      for (std::size_t j = 0, t = 0; j < l.at.size(); ++j) {
+        Item& item = items_[l.at[j]];
+        if (l.text[j]) item.strings.push_back(std::move(r.texts[t++]));  // a text item's column is a text column
+        else if (item.text) item.strings.emplace_back();
+        else item.numbers.push_back(r.numbers[j]);
+      }
     }
-    guess = at + 1;
-    Item& item = items_[at];
-    if (!it.text.empty() && !item.text) {  // a text item first met with an empty text: it is a text column
-      item.text = true;
-      item.strings.assign(item.numbers.size(), "");
-      item.numbers.clear();
-    }
-    if (item.text) item.strings.push_back(std::move(it.text));
-    else item.numbers.push_back(it.number);
+    for (std::size_t s = 0; s < finals_.size(); ++s)
+      finals_[s].push_back(l.states_match && s < r.x_final.size() ? r.x_final[s] : NAN);
   }
   ++rows_;
   for (auto& item : items_) {  // items this point did not report

@@ -15,8 +15,8 @@
 namespace rollsim {
 
 /// The /sweep table written block by block as a sweep runs, so that memory stays flat in the number of points.
-/// Numbers go to growing, chunked datasets, shuffled and deflated where a trial deflate of their first block halves
-/// it (a column first met in a later block reads NaN, or 0, in the rows before it). Strings are spooled to a temporary file and written by finish(): as fixed-length
+/// Numbers go to growing, chunked datasets, shuffled and deflated where a trial deflate of their first block shrinks
+/// it tenfold (a column first met in a later block reads NaN, or 0, in the rows before it). Strings are spooled to a temporary file and written by finish(): as fixed-length
 /// NUL-padded UTF-8 strings, deflated, when the longest is at most kFixedWidth bytes (or the padding at most
 /// triples the text), else as variable-length strings. The group's attribute `columns` lists the columns in table
 /// order, one per line (the string columns are created last).

@@ -84,6 +84,16 @@ struct PointResult {
   std::vector<SummaryItem> summary;
   Trajectory trajectory;
   bool has_trajectory = false;
+  /// A compact row (run_points with `compact`), made by the worker that ran the point so that the thread that
+  /// tabulates it reads a few contiguous numbers: `layout` numbers this point's kind of row within its `worker` (its
+  /// state names and units, and its summary items' keys and which of them are texts), from 1. A point whose layout
+  /// is its worker's previous one has `summary`, `state_names` and `state_units` emptied (the layout has them).
+  /// The summary's numbers are in `numbers` (one per item, in order) and its texts in `texts` (one per text item)
+  /// either way. layout 0: not compact (`summary` holds everything).
+  int worker = -1;
+  std::size_t layout = 0;
+  std::vector<double> numbers;
+  std::vector<std::string> texts;
 };
 
 /// Point i's values as "key = value, key = value" (for messages).
@@ -124,11 +134,13 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
 /// called on the calling thread, in increasing k (k indexes `which`), so that output can be written by one thread;
 /// `progress(done, total)` is called on the calling thread now and then. When the global interrupt flag is set, the
 /// points not yet started are returned as "not_run".
-/// With `window` > 0 a worker does not start point k until fewer than `window` results wait for the sink.
+/// With `window` > 0 a worker does not start point k until fewer than `window` results wait for the sink. With
+/// `compact` the results are compact rows (PointResult::layout), for a TableBuilder.
 void run_points(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec,
                 const std::vector<std::size_t>& which, int threads, bool keep_trajectory,
                 const std::function<void(std::size_t, PointResult&&)>& sink,
-                const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window = 0);
+                const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window = 0,
+                bool compact = false);
 
 /// A column of the output table.
 struct Column {
@@ -172,6 +184,19 @@ class TableBuilder {
     std::vector<double> numbers;
     std::vector<std::string> strings;
   };
+  /// A worker's current layout of compact rows: the column of each summary item, which items are texts, and
+  /// whether its state names are the table's.
+  struct Layout {
+    std::size_t serial = 0;
+    std::vector<std::size_t> at;
+    std::vector<char> text;
+    bool states_match = false;
+  };
+  /// The column of summary item `it` (created, NaN or "" in the block's earlier rows, where it is new; made a text
+  /// column where `text` and it was a number column). `guess`: the column tried first, then the one after it.
+  std::size_t column(const SummaryItem& it, bool text, std::size_t& guess);
+  /// Sets the table's state names from the first point that has any.
+  void take_state_names(const PointResult& r);
   const Spec& spec_;
   std::size_t rows_ = 0, first_ = 0;
   Column status_, termination_, message_, t_final_, n_events_;
@@ -179,6 +204,7 @@ class TableBuilder {
   std::vector<std::vector<double>> finals_;
   std::vector<Item> items_;
   std::map<std::string, std::size_t> index_;
+  std::vector<Layout> layouts_;  ///< by worker
 };
 
 /// Serialize results (for MPI gathering); `decode` appends to `out`, with the point indices in `index`.
