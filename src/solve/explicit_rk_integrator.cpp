@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -47,6 +48,14 @@ State make_state(std::size_t n) {
     (void)n;
     return State{};
   }
+}
+
+/// Copies a state out: a fixed-size array as the block it is (std::copy through its begin and end became a call
+/// to memmove per sample).
+template <class State>
+void copy_out(const State& v, double* out) {
+  if constexpr (std::is_same_v<State, std::vector<double>>) std::copy(v.begin(), v.end(), out);
+  else std::memcpy(out, v.data(), sizeof(State));
 }
 
 /// The error test's weights, shared by the integrator and its error checker.
@@ -364,21 +373,21 @@ class ExplicitRkIntegrator final : public Integrator {
 
   void state_at(double t, double* x) const override {
     if (t == t_new_) {
-      std::copy(x_new_.begin(), x_new_.end(), x);
+      copy_out(x_new_, x);
     } else if (t == t_old_) {
-      std::copy(x_old_.begin(), x_old_.end(), x);
+      copy_out(x_old_, x);
     } else {
       method_.calc_state(rhs_, t, scratch_, x_old_, dxdt_old_, t_old_, x_new_, dxdt_new_, t_new_);
-      std::copy(scratch_.begin(), scratch_.end(), x);
+      copy_out(scratch_, x);
     }
   }
 
   /// At the step's ends the stages' own derivatives; inside, the right-hand side at the dense output's state.
   void derivative_at(double t, double* xdot) const override {
     if (t == t_new_) {
-      std::copy(dxdt_new_.begin(), dxdt_new_.end(), xdot);
+      copy_out(dxdt_new_, xdot);
     } else if (t == t_old_) {
-      std::copy(dxdt_old_.begin(), dxdt_old_.end(), xdot);
+      copy_out(dxdt_old_, xdot);
     } else {
       state_at(t, scratch2_.data());
       ode_->rhs(t, scratch2_.data(), mode_, xdot);
