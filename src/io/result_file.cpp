@@ -1,5 +1,7 @@
 #include "rollsim/io/result_file.hpp"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -89,6 +91,22 @@ ResultFile::~ResultFile() {
   }
 }
 
+namespace {
+
+/// Rows per chunk of /trajectory (and rows buffered before a write): 4,096, or the samples the run would write by
+/// t_end in 1,024 chunks, up to 16,384. HDF5 keeps the chunk index's nodes in memory as the datasets grow: about
+/// 8 MiB for the 32,000 chunks of the table's 10^7 samples in chunks of 4,096 rows (peak RSS 34 MiB, against
+/// 26 MiB for 10^6 samples); in chunks of 16,384 rows, 29 MiB. Larger chunks buffer more (a run stopped by an
+/// event long before t_end would buffer for samples it never writes): 128 KiB a column at most.
+std::size_t trajectory_block(const RunInfo& info) {
+  constexpr double kChunks = 1024, kMin = 4096, kMax = 16384;
+  const double samples = info.output_dt > 0 ? (info.t_end - info.t0) / info.output_dt + 1 : 0;
+  if (!(samples > 0) || !std::isfinite(samples)) return static_cast<std::size_t>(kMin);
+  return static_cast<std::size_t>(std::clamp(std::ceil(samples / kChunks), kMin, kMax));
+}
+
+}  // namespace
+
 void TrajectoryWriter::on_start(const RunInfo& info) {
   sys_ = info.system;
   const Signal ts = sys_->time_signal();
@@ -98,7 +116,7 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
   if (sys_->has_modes())
     cols.push_back({"mode", "1", "mode of the hybrid system",
                     sys_->largest_mode() <= 127 ? h5::ColumnType::Int8 : h5::ColumnType::Int32});
-  traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols);
+  traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols, trajectory_block(info));
   row_.assign(cols.size(), 0.0);
   std::vector<std::pair<Signal, bool>> roles{{Signal{"time", "", ""}.as(Role::Time), false}};
   for (const auto& s : sys_->states()) roles.emplace_back(s, true);

@@ -54,7 +54,7 @@ class Loop {
 
   RunResult run() {
     RunResult res;
-    RunInfo info{&sys_, opt_.t0, opt_.t_end};
+    RunInfo info{&sys_, opt_.t0, opt_.t_end, opt_.output_dt};
     for (auto* o : obs_) o->on_start(info);
     mode_ = sys_.initial_mode(x_.data());
     // The step search's scratch sized before the first step, so that no step allocates (a graze first met late

@@ -14,6 +14,7 @@ namespace rollsim {
 struct RunInfo {
   const HybridSystem* system = nullptr;
   double t0 = 0, t_end = 0;
+  double output_dt = 0;  ///< the samples' spacing (simulation.output_dt)
 };
 
 struct EventRecord {
