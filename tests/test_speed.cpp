@@ -250,3 +250,29 @@ TEST_CASE("speed: no heap allocation in a right-hand side or a witness, nor per 
     CHECK(a == b);
   }
 }
+
+TEST_CASE("speed: no heap allocation per event") {
+  // The disk's type B orbit, without samples, to tau = 60 (38 events) and to tau = 600 (some 380): the allocations
+  // may differ by the amortized growth of the summary's texts (the symbol string doubles its capacity a few times),
+  // never by one or more per event. With each method that runs it: the exact one, DOP853 and CVODE.
+  for (const char* method : {"exact", "dop853", "adams"}) {
+    CAPTURE(method);
+    const Scenario sc = load_scenario_text(scenario("disk_type_b.toml"), "b.toml",
+                                           {"simulation.output_dt=1000", std::string("solver.method=") + method});
+    auto sys = build_system(sc);
+    SimulationOptions shorter = simulation_options(sc), longer = shorter;
+    shorter.t_end = 60;
+    longer.t_end = 600;
+    RunResult rs, rl;
+    simulate(*sys, shorter, {});  // the first run sizes the per-thread scratch
+    const long a = allocations_in([&] { rs = simulate(*sys, shorter, {}); });
+    const long b = allocations_in([&] { rl = simulate(*sys, longer, {}); });
+    REQUIRE(rs.completed());
+    REQUIRE(rl.completed());
+    const long more_events = static_cast<long>(rl.n_events) - static_cast<long>(rs.n_events);
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK(more_events > 300);
+    CHECK(b - a <= 16);
+  }
+}

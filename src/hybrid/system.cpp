@@ -57,8 +57,12 @@ double flow_step(const double* x, const double* f, std::size_t n, double relativ
 
 double witness_error_bound(const WitnessSystem& sys, double t, const double* x, int mode, std::size_t index,
                            const double* err) {
-  const std::size_t n = sys.size(), m = sys.witnesses(mode).size();
-  std::vector<double> xp(x, x + n), g0(m), g1(m);
+  const std::size_t n = sys.size(), m = sys.witness_count(mode);
+  // Per-thread scratch: no allocation once sized (the step search asks at every event it locates).
+  thread_local std::vector<double> xp, g0, g1;
+  xp.assign(x, x + n);
+  g0.resize(m);
+  g1.resize(m);
   sys.witness_values(t, x, mode, g0.data());
   double bound = 0;
   for (std::size_t k = 0; k < n; ++k) {
@@ -72,10 +76,13 @@ double witness_error_bound(const WitnessSystem& sys, double t, const double* x, 
 }
 
 RegionCheck WitnessSystem::region_check(double t, const double* x, int mode, const double* err) const {
-  const auto ws = witnesses(mode);
+  // Per-thread copies, assigned in place: no allocation once sized (the audit asks at every step and event).
+  thread_local std::vector<Witness> ws;
+  thread_local std::vector<double> g;
+  ws = witnesses(mode);
   RegionCheck worst;
   if (ws.empty()) return worst;
-  std::vector<double> g(ws.size());
+  g.resize(ws.size());
   witness_values(t, x, mode, g.data());
   for (std::size_t i = 0; i < ws.size(); ++i) {
     if (!ws[i].bounds_region || ws[i].direction == 0) continue;

@@ -70,7 +70,7 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
     call(CVodeRootInit(mem_.get(), count, count ? &SundialsIntegrator::ode_witnesses : nullptr), "CVodeRootInit");
   }
 
-  sundials::Counts current() const override {
+  void current(sundials::Counts& c) const override {
     long steps = 0, rhs = 0, jac = 0, g = 0, etf = 0, nni = 0, ncf = 0;
     CVodeGetNumSteps(mem_.get(), &steps);
     CVodeGetNumRhsEvals(mem_.get(), &rhs);
@@ -79,13 +79,13 @@ class CvodeIntegrator final : public sundials::SundialsIntegrator {
     CVodeGetNumErrTestFails(mem_.get(), &etf);
     CVodeGetNumNonlinSolvIters(mem_.get(), &nni);
     CVodeGetNumNonlinSolvConvFails(mem_.get(), &ncf);
-    return {{{"n_steps", steps},
+    c.set({{"n_steps", steps},
              {"n_rhs_evals", rhs},
              {"n_jac_evals", jac},
              {"n_root_evals", g},
              {"n_err_test_fails", etf},
              {"n_nonlin_iters", nni},
-             {"n_nonlin_conv_fails", ncf}}};
+             {"n_nonlin_conv_fails", ncf}});
   }
 
   static int jac_cb(double t, N_Vector y, N_Vector, SUNMatrix J, void* ud, N_Vector, N_Vector, N_Vector) {

@@ -42,17 +42,17 @@ class ErkIntegrator final : public sundials::SundialsIntegrator {
     call(ERKStepRootInit(mem_.get(), count, count ? &SundialsIntegrator::ode_witnesses : nullptr), "ERKStepRootInit");
   }
 
-  sundials::Counts current() const override {
+  void current(sundials::Counts& c) const override {
     long steps = 0, rhs = 0, g = 0, etf = 0;
     ERKStepGetNumSteps(mem_.get(), &steps);
     ERKStepGetNumRhsEvals(mem_.get(), &rhs);
     ERKStepGetNumGEvals(mem_.get(), &g);
     ERKStepGetNumErrTestFails(mem_.get(), &etf);
-    return {{{"n_steps", steps},
+    c.set({{"n_steps", steps},
              {"n_rhs_evals", rhs},
              {"n_jac_evals", 0},
              {"n_root_evals", g},
-             {"n_err_test_fails", etf}}};
+             {"n_err_test_fails", etf}});
   }
 };
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <type_traits>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include <boost/numeric/odeint/stepper/controlled_runge_kutta.hpp>
@@ -285,6 +286,17 @@ class ExplicitRkIntegrator final : public Integrator {
     set_weights();
   }
 
+  /// The directions of a mode's witnesses, asked of the system once per mode: a restart at an event then allocates
+  /// nothing (Witness holds strings, and witnesses() returns a new list).
+  const std::vector<int>& directions_of(int mode) {
+    for (const auto& [m, d] : mode_directions_)
+      if (m == mode) return d;
+    std::vector<int> d;
+    for (const auto& w : witness_sys_->witnesses(mode)) d.push_back(w.direction);
+    mode_directions_.emplace_back(mode, std::move(d));
+    return mode_directions_.back().second;
+  }
+
   void reset(double t, const double* x, int mode) override {
     if (started_) ++restarts_;
     else method_.restart();
@@ -296,10 +308,13 @@ class ExplicitRkIntegrator final : public Integrator {
     t_ = t_old_ = t_new_ = t;
     evaluate_rhs(t, x_new_, dxdt_new_);
     dxdt_old_ = dxdt_new_;
-    const auto ws = witness_sys_ ? witness_sys_->witnesses(mode) : std::vector<Witness>{};
-    nw_ = ws.size();
-    directions_.resize(nw_);
-    for (std::size_t i = 0; i < nw_; ++i) directions_[i] = ws[i].direction;
+    if (witness_sys_) {
+      const std::vector<int>& d = directions_of(mode);
+      directions_.assign(d.begin(), d.end());
+    } else {
+      directions_.clear();
+    }
+    nw_ = directions_.size();
     roots_.assign(nw_, 0);
     for (auto* g : {&g_old_, &g_new_, &g_root_, &g_scratch_}) g->resize(nw_);
     if (nw_) witnesses(t, x_new_.data(), g_old_);
@@ -428,6 +443,7 @@ class ExplicitRkIntegrator final : public Integrator {
     n_steps_ = n_rhs_ = n_root_evals_ = n_err_fails_ = restarts_ = 0;
     started_ = false;
     pending_ = false;
+    mode_directions_.clear();
     return true;
   }
 
@@ -550,6 +566,8 @@ class ExplicitRkIntegrator final : public Integrator {
   // Witnesses: directions, values at the search's start and the step's end, at a root, and scratch.
   std::size_t nw_ = 0;
   std::vector<int> directions_, roots_;
+  /// The witnesses' directions of each mode met since the system was bound (a Filippov model has three modes).
+  std::vector<std::pair<int, std::vector<int>>> mode_directions_;
   std::vector<double> g_old_, g_new_, g_root_;
   mutable std::vector<double> g_scratch_;
   bool pending_ = false, started_ = false;

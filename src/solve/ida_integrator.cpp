@@ -108,7 +108,7 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
     call(IDARootInit(mem_.get(), count, count ? &SundialsIntegrator::dae_witnesses : nullptr), "IDARootInit");
   }
 
-  sundials::Counts current() const override {
+  void current(sundials::Counts& c) const override {
     long steps = 0, res = 0, jac = 0, g = 0, etf = 0, nni = 0, ncf = 0, bt = 0;
     IDAGetNumSteps(mem_.get(), &steps);
     IDAGetNumResEvals(mem_.get(), &res);
@@ -118,14 +118,14 @@ class IdaIntegrator final : public sundials::SundialsIntegrator {
     IDAGetNumNonlinSolvIters(mem_.get(), &nni);
     IDAGetNumNonlinSolvConvFails(mem_.get(), &ncf);
     IDAGetNumBacktrackOps(mem_.get(), &bt);
-    return {{{"n_steps", steps},
+    c.set({{"n_steps", steps},
              {"n_res_evals", res},
              {"n_jac_evals", jac},
              {"n_root_evals", g},
              {"n_err_test_fails", etf},
              {"n_nonlin_iters", nni},
              {"n_nonlin_conv_fails", ncf},
-             {"n_ic_backtracks", bt}}};
+             {"n_ic_backtracks", bt}});
   }
 
   static int res_cb(double t, N_Vector y, N_Vector yp, N_Vector r, void* ud) {

@@ -157,14 +157,15 @@ class Loop {
       ++steps;
       ++steps_since_restart_;
       const double t_b = integ.t();
-      const Crossing missed = search_step(integ, t_a, t_b, status == Integrator::Status::Root);
+      const Crossing& missed = search_step(integ, t_a, t_b, status == Integrator::Status::Root);
       if (missed.found()) {
         // A crossing the root finder did not report, before the step's end: the run goes back to it.
         emit_grid_samples(integ, missed.t);
         t_ = missed.t;
         x_ = missed.x;
         record_point();
-        std::vector<int> roots(witnesses_of(mode_).size(), 0);
+        std::vector<int>& roots = missed_roots_;
+        roots.assign(witnesses_of(mode_).size(), 0);
         roots[static_cast<size_t>(missed.index)] = missed.direction;
         ++n_located_;
         cache_valid_ = false;
@@ -254,18 +255,22 @@ class Loop {
   /// extremum between them on the far side (a graze). For a region witness it counts when the excursion
   /// exceeds the integration error (smaller ones are rounding, and the audit allows them), from any start;
   /// for another witness, when it starts clear of zero (near zero it is the event just handled).
-  Crossing search_interval(const Integrator& integ, const Point& lo, const Point& hi, size_t i, const Witness& w) const {
-    Crossing c;
+  /// Into `c` (its state's storage reused: no allocation per event).
+  void search_interval(const Integrator& integ, const Point& lo, const Point& hi, size_t i, const Witness& w,
+                       Crossing& c) const {
+    c.t = std::numeric_limits<double>::infinity();
+    c.index = -1;
+    c.direction = 0;
     const double g0 = lo.g[i];
     int d = w.direction;
     if (d == 0) {
-      if (g0 == 0) return c;
+      if (g0 == 0) return;
       d = g0 > 0 ? -1 : +1;
     }
     // Already beyond at the start: for a non-region witness an event handled before; for a region witness a
     // departure within the integration error so far (the audit passed there), followed below.
     const bool beyond = d * g0 > 0;
-    if (beyond && !w.bounds_region) return c;
+    if (beyond && !w.bounds_region) return;
     double t_far = 0, excess = 0;
     bool graze = false;
     std::vector<double>& xe = xe_scratch_;  // per-loop scratch: a step's search does not allocate
@@ -279,12 +284,12 @@ class Loop {
       std::vector<double>& g = bisect_g_;
       g.resize(lo.g.size());
       const double ge = witness_at(integ, te, i, xe, g, false);
-      if (!(d * ge > 0)) return c;
+      if (!(d * ge > 0)) return;
       t_far = te;
       excess = d * ge;
       graze = true;
     } else {
-      return c;
+      return;
     }
     std::vector<double>& err = err_scratch_;
     err.resize(n_);
@@ -297,12 +302,12 @@ class Loop {
       integ.error_scale(xe.data(), err.data());
       const double local = witness_error_bound(*ev_, t_far, xe.data(), mode_, i, err.data());
       const double steps = graze ? static_cast<double>(std::max(1L, steps_since_restart_)) : 1.0;
-      if (excess <= local * steps) return c;
+      if (excess <= local * steps) return;
     } else {
       // Another witness near zero at the start: the event just handled (the integrator's root finder skips it
       // likewise), or rounding.
       integ.error_scale(lo.x.data(), err.data());
-      if (std::abs(g0) <= witness_error_bound(*ev_, lo.t, lo.x.data(), mode_, i, err.data())) return c;
+      if (std::abs(g0) <= witness_error_bound(*ev_, lo.t, lo.x.data(), mode_, i, err.data())) return;
     }
     if (beyond) {
       // The departure began before this step, within the error: the event is taken at the step's start.
@@ -315,13 +320,15 @@ class Loop {
     }
     c.index = static_cast<int>(i);
     c.direction = d;
-    return c;
   }
 
   /// Searches (t_a, t_b] for crossings the integrator did not report, at three points of the step; the earliest
   /// one before a reported root (or any at all, without one) is returned.
-  Crossing search_step(const Integrator& integ, double t_a, double t_b, bool root_reported) {
-    Crossing best;
+  const Crossing& search_step(const Integrator& integ, double t_a, double t_b, bool root_reported) {
+    Crossing& best = best_;
+    best.t = std::numeric_limits<double>::infinity();
+    best.index = -1;
+    best.direction = 0;
     searched_ = false;
     if (integ.locates_events_exactly() || !(t_b > t_a)) return best;
     const auto& ws = witnesses_of(mode_);
@@ -338,18 +345,18 @@ class Loop {
     fill_point(pb_, integ, t_b, integ.x(), m);
     const Point &a = pa_, &mid = pm_, &b = pb_;
     for (size_t i = 0; i < m; ++i) {
-      Crossing c;
+      Crossing& c = candidate_;
       if (any_region) {
-        c = search_interval(integ, a, mid, i, ws[i]);
-        if (!c.found()) c = search_interval(integ, mid, b, i, ws[i]);
+        search_interval(integ, a, mid, i, ws[i], c);
+        if (!c.found()) search_interval(integ, mid, b, i, ws[i], c);
       } else {
-        c = search_interval(integ, a, b, i, ws[i]);
+        search_interval(integ, a, b, i, ws[i], c);
       }
       if (!c.found()) continue;
       // A crossing at the root the integrator reports (to within its root tolerance) is that event itself.
       if (root_reported && c.t >= t_b - 200 * std::numeric_limits<double>::epsilon() * (std::abs(t_b) + (t_b - t_a)))
         continue;
-      if (c.t < best.t) best = std::move(c);
+      if (c.t < best.t) std::swap(best, c);  // both keep their states' storage
     }
     return best;
   }
@@ -565,6 +572,8 @@ class Loop {
   std::vector<double> x_, y_, scratch_ = std::vector<double>(n_), err_;
   // Scratch of the step search, sized once: searching a step does not allocate.
   mutable std::vector<double> xdot_scratch_, xe_scratch_, err_scratch_, bisect_x_, bisect_g_;
+  Crossing best_, candidate_;        ///< a step's search: the earliest crossing, and the witness's being searched
+  std::vector<int> missed_roots_;  ///< the roots of a crossing the search found
   std::unique_ptr<Summarizer> summarizer_;
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;

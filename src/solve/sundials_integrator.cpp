@@ -1,5 +1,6 @@
 #include "sundials_integrator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,16 @@
 #include "rollsim/solve/integrator.hpp"
 
 namespace rollsim::sundials {
+
+void Counts::set(std::initializer_list<std::pair<const char*, long>> list) {
+  if (values.size() != list.size()) {
+    values.clear();
+    for (const auto& [name, v] : list) values.emplace_back(name, v);
+    return;
+  }
+  std::size_t i = 0;
+  for (const auto& item : list) values[i++].second = item.second;
+}
 
 void Counts::accumulate(const Counts& more) {
   if (values.empty()) {
@@ -72,6 +83,8 @@ bool SundialsIntegrator::rebind(const HybridSystem& sys, const SolverOptions& op
   last_error_.clear();
   t_ = 0;
   mode_ = 0;
+  mode_directions_.clear();
+  root_capacity_ = -1;  // the solver's root functions are sized again at the next reset
   return true;
 }
 
@@ -86,21 +99,26 @@ void SundialsIntegrator::configure() {
 
 void SundialsIntegrator::reset(double t, const double* x, int mode) {
   if (started_) {
-    total_.accumulate(current());
+    current(restart_counts_);
+    total_.accumulate(restart_counts_);
     ++restarts_;
   }
   started_ = true;
   mode_ = mode;
   std::memcpy(N_VGetArrayPointer(y_.get()), x, sizeof(double) * static_cast<size_t>(n_));
   reinit(t);
-  const auto witnesses = witnesses_ ? witnesses_->witnesses(mode) : std::vector<Witness>{};
-  const int nw = static_cast<int>(witnesses.size());
-  root_init(nw);
-  roots_.assign(witnesses.size(), 0);
-  if (nw) {
-    std::vector<int> dir(witnesses.size());
-    for (size_t i = 0; i < witnesses.size(); ++i) dir[i] = witnesses[i].direction;
-    call(api_.set_root_direction.fn(mem_.get(), dir.data()), api_.set_root_direction.name);
+  static const std::vector<int> none;
+  const std::vector<int>& dir = witnesses_ ? directions_of(mode) : none;
+  nw_ = static_cast<int>(dir.size());
+  if (nw_ > root_capacity_) {
+    root_capacity_ = nw_;
+    root_init(root_capacity_);
+  }
+  roots_.assign(static_cast<std::size_t>(root_capacity_), 0);
+  if (root_capacity_ > 0) {
+    root_directions_.assign(static_cast<std::size_t>(root_capacity_), 0);
+    std::copy(dir.begin(), dir.end(), root_directions_.begin());
+    call(api_.set_root_direction.fn(mem_.get(), root_directions_.data()), api_.set_root_direction.name);
   }
   t_ = t;
   stop_set_ = false;
@@ -153,7 +171,8 @@ SolverStats SundialsIntegrator::stats() const {
   s.method = method_;
   s.rtol = opt_.rtol;
   s.atol = opt_.atol;
-  Counts c = current();
+  Counts c;
+  current(c);
   c.accumulate(total_);
   s.counts = std::move(c.values);
   s.counts.emplace_back("n_restarts", restarts_);
@@ -192,8 +211,20 @@ int SundialsIntegrator::ode_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void* 
 }
 
 int SundialsIntegrator::ode_witnesses(sunrealtype t, N_Vector y, sunrealtype* g, void* user_data) {
-  return guarded<WitnessSystem>(
-      user_data, [&](const WitnessSystem& sys, int mode) { sys.witness_values(t, N_VGetArrayPointer(y), mode, g); });
+  const auto* self = static_cast<const SundialsIntegrator*>(user_data);
+  return guarded<WitnessSystem>(user_data, [&](const WitnessSystem& sys, int mode) {
+    sys.witness_values(t, N_VGetArrayPointer(y), mode, g);
+    for (int i = self->nw_; i < self->root_capacity_; ++i) g[i] = 1.0;  // no witness of this mode: never a root
+  });
+}
+
+const std::vector<int>& SundialsIntegrator::directions_of(int mode) {
+  for (const auto& [m, d] : mode_directions_)
+    if (m == mode) return d;
+  std::vector<int> d;
+  for (const auto& w : witnesses_->witnesses(mode)) d.push_back(w.direction);
+  mode_directions_.emplace_back(mode, std::move(d));
+  return mode_directions_.back().second;
 }
 
 int SundialsIntegrator::dae_witnesses(sunrealtype t, N_Vector y, N_Vector, sunrealtype* g, void* user_data) {

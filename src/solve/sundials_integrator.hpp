@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 #include <typeinfo>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,8 @@ struct Counts {
   std::vector<std::pair<std::string, long>> values;
   /// Adds `more` name by name (both list the same names in the same order); empty, takes `more`.
   void accumulate(const Counts& more);
+  /// Sets the counts in order; the names are kept once set (no allocation when called again with the same list).
+  void set(std::initializer_list<std::pair<const char*, long>> list);
 };
 
 class SundialsIntegrator : public Integrator {
@@ -157,7 +160,7 @@ class SundialsIntegrator : public Integrator {
   /// The solver's one step towards t_stop, into y_ and *tret; returns its flag.
   virtual int advance(double t_stop, double* tret) = 0;
   /// The solver's counters since the last reinit.
-  virtual Counts current() const = 0;
+  virtual void current(Counts& c) const = 0;
 
   void call(int flag, const char* fn) const {
     if (flag < 0) fail(fn, flag);
@@ -217,6 +220,16 @@ class SundialsIntegrator : public Integrator {
  private:
   std::string method_;
   std::vector<int> roots_;
+  Counts restart_counts_;  ///< the counts of the part of the run before a restart (storage kept)
+  /// The solver's root functions are sized for the most witnesses a mode has had since the system was bound
+  /// (root_capacity_; -1: to be set at the next reset), so that a change of mode does not reallocate them; the
+  /// components past the current mode's nw_ witnesses are constant (1) and never a root.
+  int nw_ = 0, root_capacity_ = -1;
+  std::vector<int> root_directions_;
+  /// The witnesses' directions of each mode met since the system was bound, asked of it once per mode: a restart
+  /// at an event then allocates nothing (witnesses() returns a new list of named witnesses).
+  std::vector<std::pair<int, std::vector<int>>> mode_directions_;
+  const std::vector<int>& directions_of(int mode);
   double stop_ = 0;
   bool stop_set_ = false;  ///< cleared when the stop time is reached: set it again before the next step
   bool started_ = false;

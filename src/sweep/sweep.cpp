@@ -653,9 +653,10 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
       // for the workers).
       std::size_t k = w;
       for (; k < n && full[k % slots].load(); ++k) {
-        // The next results were written by other cores: their lines are fetched while this one is taken.
-        if (k + 2 < n && full[(k + 2) % slots].load(std::memory_order_relaxed)) prefetch_object(&ring[(k + 2) % slots]);
-        if (k + 1 < n && full[(k + 1) % slots].load(std::memory_order_relaxed)) prefetch_rows(*ring[(k + 1) % slots]);
+        // The next results were written by other cores: their lines are fetched while this one is taken. A result
+        // is read (for its pointers) only once its flag is seen set with acquire, as the loop below reads it.
+        if (k + 2 < n && full[(k + 2) % slots].load(std::memory_order_acquire)) prefetch_object(&ring[(k + 2) % slots]);
+        if (k + 1 < n && full[(k + 1) % slots].load(std::memory_order_acquire)) prefetch_rows(*ring[(k + 1) % slots]);
         PointResult r = std::move(*ring[k % slots]);
         ring[k % slots].reset();
         full[k % slots].store(false);

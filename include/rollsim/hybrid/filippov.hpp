@@ -104,6 +104,7 @@ class FilippovSystem : public OdeSystem, public WitnessSystem {
   void rhs(double t, const double* x, int mode, double* xdot) const override;
   bool jacobian(double t, const double* x, int mode, double* J) const override;
   std::vector<Witness> witnesses(int mode) const override { return mode_witnesses(mode); }
+  std::size_t witness_count(int mode) const override { return mode_witnesses(mode).size(); }
   void witness_values(double t, const double* x, int mode, double* g) const override;
   /// Mode ±1: dH/dt = σ±; mode 0: sigma_rates().
   void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const override;
