@@ -32,6 +32,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/solve/dop853_tableau.hpp"
 #include "rollsim/solve/integrator.hpp"
+#include "mode_directions.hpp"
 
 namespace rollsim {
 
@@ -286,17 +287,6 @@ class ExplicitRkIntegrator final : public Integrator {
     set_weights();
   }
 
-  /// The directions of a mode's witnesses, asked of the system once per mode: a restart at an event then allocates
-  /// nothing (Witness holds strings, and witnesses() returns a new list).
-  const std::vector<int>& directions_of(int mode) {
-    for (const auto& [m, d] : mode_directions_)
-      if (m == mode) return d;
-    std::vector<int> d;
-    for (const auto& w : witness_sys_->witnesses(mode)) d.push_back(w.direction);
-    mode_directions_.emplace_back(mode, std::move(d));
-    return mode_directions_.back().second;
-  }
-
   void reset(double t, const double* x, int mode) override {
     if (started_) ++restarts_;
     else method_.restart();
@@ -309,7 +299,7 @@ class ExplicitRkIntegrator final : public Integrator {
     evaluate_rhs(t, x_new_, dxdt_new_);
     dxdt_old_ = dxdt_new_;
     if (witness_sys_) {
-      const std::vector<int>& d = directions_of(mode);
+      const std::vector<int>& d = mode_directions_.of(*witness_sys_, mode);
       directions_.assign(d.begin(), d.end());
     } else {
       directions_.clear();
@@ -566,8 +556,7 @@ class ExplicitRkIntegrator final : public Integrator {
   // Witnesses: directions, values at the search's start and the step's end, at a root, and scratch.
   std::size_t nw_ = 0;
   std::vector<int> directions_, roots_;
-  /// The witnesses' directions of each mode met since the system was bound (a Filippov model has three modes).
-  std::vector<std::pair<int, std::vector<int>>> mode_directions_;
+  ModeDirections mode_directions_;  ///< of each mode met since the system was bound
   std::vector<double> g_old_, g_new_, g_root_;
   mutable std::vector<double> g_scratch_;
   bool pending_ = false, started_ = false;

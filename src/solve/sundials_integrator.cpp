@@ -108,7 +108,7 @@ void SundialsIntegrator::reset(double t, const double* x, int mode) {
   std::memcpy(N_VGetArrayPointer(y_.get()), x, sizeof(double) * static_cast<size_t>(n_));
   reinit(t);
   static const std::vector<int> none;
-  const std::vector<int>& dir = witnesses_ ? directions_of(mode) : none;
+  const std::vector<int>& dir = witnesses_ ? mode_directions_.of(*witnesses_, mode) : none;
   nw_ = static_cast<int>(dir.size());
   if (nw_ > root_capacity_) {
     root_capacity_ = nw_;
@@ -218,14 +218,6 @@ int SundialsIntegrator::ode_witnesses(sunrealtype t, N_Vector y, sunrealtype* g,
   });
 }
 
-const std::vector<int>& SundialsIntegrator::directions_of(int mode) {
-  for (const auto& [m, d] : mode_directions_)
-    if (m == mode) return d;
-  std::vector<int> d;
-  for (const auto& w : witnesses_->witnesses(mode)) d.push_back(w.direction);
-  mode_directions_.emplace_back(mode, std::move(d));
-  return mode_directions_.back().second;
-}
 
 int SundialsIntegrator::dae_witnesses(sunrealtype t, N_Vector y, N_Vector, sunrealtype* g, void* user_data) {
   return ode_witnesses(t, y, g, user_data);

@@ -9,17 +9,18 @@
 #include <cmath>
 #include <cstddef>
 #include <exception>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
-#include <initializer_list>
 #include <utility>
 #include <vector>
 
 #include <sundials/sundials_nvector.h>
 #include <sundials/sundials_types.h>
 
+#include "mode_directions.hpp"
 #include "rollsim/hybrid/integrator.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/solve/sundials.hpp"
@@ -226,10 +227,7 @@ class SundialsIntegrator : public Integrator {
   /// components past the current mode's nw_ witnesses are constant (1) and never a root.
   int nw_ = 0, root_capacity_ = -1;
   std::vector<int> root_directions_;
-  /// The witnesses' directions of each mode met since the system was bound, asked of it once per mode: a restart
-  /// at an event then allocates nothing (witnesses() returns a new list of named witnesses).
-  std::vector<std::pair<int, std::vector<int>>> mode_directions_;
-  const std::vector<int>& directions_of(int mode);
+  ModeDirections mode_directions_;  ///< of each mode met since the system was bound
   double stop_ = 0;
   bool stop_set_ = false;  ///< cleared when the stop time is reached: set it again before the next step
   bool started_ = false;
