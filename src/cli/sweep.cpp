@@ -156,7 +156,7 @@ int sweep_command(const SweepArgs& a) {
   auto tabulate = [&](std::size_t i, sweep::PointResult&& r) {
     const auto t0 = std::chrono::steady_clock::now();
     table.add(i, std::move(r));
-    if (table.block_rows() >= SweepTableWriter::kBlockRows) {
+    if (table.block_rows() >= writer->block_rows()) {
       const std::size_t first = table.first_row();
       writer->write(table.take_block(), first);
     }

@@ -23,13 +23,16 @@ namespace rollsim {
 class SweepTableWriter {
  public:
   static constexpr std::size_t kFixedWidth = 256;
-  /// The rows a caller hands over at a time (rollsim sweep), and the most rows in a chunk.
+  /// The most rows in a chunk.
   static constexpr std::size_t kBlockRows = 4096;
   /// `chunk`: rows per chunk (0: the sweep's points in equal chunks of at most kBlockRows rows).
   SweepTableWriter(hid_t root, const std::string& name, const sweep::Spec& spec, std::size_t chunk = 0);
   SweepTableWriter(const SweepTableWriter&) = delete;
   SweepTableWriter& operator=(const SweepTableWriter&) = delete;
   ~SweepTableWriter();
+  /// The rows a caller should hand over at a time (rollsim sweep): one chunk, so that each write fills whole
+  /// chunks (a deflated chunk written in parts is read back, inflated and deflated again).
+  std::size_t block_rows() const { return chunk_; }
   /// The rows [first, first + n) of every column in `block` (sweep::TableBuilder::take_block()).
   void write(const std::vector<sweep::Column>& block, std::size_t first);
   /// Write the string columns and the column order. Call once, after the last block.
