@@ -76,13 +76,10 @@ double witness_error_bound(const WitnessSystem& sys, double t, const double* x, 
 }
 
 RegionCheck WitnessSystem::region_check(double t, const double* x, int mode, const double* err) const {
-  // Per-thread copies, assigned in place: no allocation once sized (the audit asks at every step and event).
-  thread_local std::vector<Witness> ws;
-  thread_local std::vector<double> g;
-  ws = witnesses(mode);
+  const auto ws = witnesses(mode);
   RegionCheck worst;
   if (ws.empty()) return worst;
-  g.resize(ws.size());
+  std::vector<double> g(ws.size());
   witness_values(t, x, mode, g.data());
   for (std::size_t i = 0; i < ws.size(); ++i) {
     if (!ws[i].bounds_region || ws[i].direction == 0) continue;

@@ -1,7 +1,6 @@
 #include "rollsim/io/result_file.hpp"
 
 #include <algorithm>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>

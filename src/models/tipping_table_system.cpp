@@ -3,10 +3,9 @@
 #include "rollsim/models/tipping_table_contact.hpp"
 
 #include <array>
-#include <bit>
-#include <cstdint>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <type_traits>
@@ -79,20 +78,16 @@ struct ForceRates {
 /// search and the friction demand's rate ask for the same derivative.
 ForceRates forces_along(const Params& p, const double* x, const double* v) {
   using AD1 = Eigen::AutoDiffScalar<Eigen::Matrix<double, 1, 1>>;
-  constexpr int kKey = 2 * kStates + 6;
-  const double key[kKey] = {x[0], x[1], x[2], x[3], v[0], v[1], v[2], v[3], p.table_torque, p.wheel_mass,
-                            p.wheel_radius, p.gravity, p.wheel_inertia, p.table_inertia};
-  thread_local std::uint64_t last[kKey] = {~std::uint64_t{0}};  // a NaN's bits: nothing computed yet
+  const double key[] = {x[0], x[1], x[2], x[3], v[0], v[1], v[2], v[3], p.table_torque, p.wheel_mass,
+                        p.wheel_radius, p.gravity, p.wheel_inertia, p.table_inertia};
+  thread_local LastInputs<std::size(key)> last;
   thread_local ForceRates r;
-  bool same = true;
-  for (int i = 0; i < kKey; ++i) same = same && std::bit_cast<std::uint64_t>(key[i]) == last[i];
-  if (same) return r;
+  if (last.same_or_keep(key)) return r;
   AD1 xa[kStates];
   for (int i = 0; i < kStates; ++i) xa[i] = AD1(x[i], Eigen::Matrix<double, 1, 1>(v[i]));
   AD1 n, t;
   contact_forces(p, xa, AD1(p.table_torque), n, t);
   r = {n.value(), t.value(), n.derivatives()(0), t.derivatives()(0)};
-  for (int i = 0; i < kKey; ++i) last[i] = std::bit_cast<std::uint64_t>(key[i]);
   return r;
 }
 

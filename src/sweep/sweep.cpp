@@ -530,7 +530,6 @@ void compact_row(PointResult& r, RowLayout& last, int worker) {
               r.summary.size() == last.keys.size();
   for (std::size_t j = 0; same && j < r.summary.size(); ++j)
     same = r.summary[j].key == last.keys[j] && static_cast<char>(!r.summary[j].text.empty()) == last.text[j];
-  r.worker = worker;
   if (!same) {
     last.serial++;
     last.state_names = r.state_names;
@@ -541,10 +540,10 @@ void compact_row(PointResult& r, RowLayout& last, int worker) {
       last.keys.push_back(it.key);
       last.text.push_back(!it.text.empty());
     }
-    r.layout = last.serial;
-    return;
   }
+  r.worker = worker;
   r.layout = last.serial;
+  if (!same) return;
   r.numbers.reserve(r.summary.size());
   for (auto& it : r.summary) {
     r.numbers.push_back(it.number);

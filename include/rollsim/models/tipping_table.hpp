@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 
 namespace rollsim::tipping_table {
@@ -153,22 +154,34 @@ void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential
   tangential = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sin1;
 }
 
+/// The inputs of a computation last made, kept bit for bit (-0 is not 0), so that a per-thread cache redoes it only
+/// for other inputs.
+template <std::size_t N>
+class LastInputs {
+ public:
+  /// True when `key` is the inputs kept; else keeps `key` and returns false.
+  bool same_or_keep(const double (&key)[N]) {
+    bool same = true;
+    for (std::size_t i = 0; i < N; ++i) same = same && std::bit_cast<std::uint64_t>(key[i]) == bits_[i];
+    if (!same)
+      for (std::size_t i = 0; i < N; ++i) bits_[i] = std::bit_cast<std::uint64_t>(key[i]);
+    return same;
+  }
+
+ private:
+  std::uint64_t bits_[N] = {~std::uint64_t{0}};  // a NaN's bits first: nothing computed yet
+};
+
 /// The same in double precision, with the last state's forces kept per thread: at a step's end the witnesses, the
 /// step search, the outputs and the summary all ask for the forces the integrator's witnesses have just computed.
 /// The key is every input bit for bit (the state, tau and the parameters the forces depend on), so the values are
 /// those of the template above.
 inline void contact_forces(const Params& p, const double* x, double tau, double& normal, double& tangential) {
-  constexpr int kKey = kStates + 6;
-  const double key[kKey] = {x[0], x[1], x[2], x[3], tau, p.wheel_mass, p.wheel_radius, p.gravity, p.wheel_inertia,
-                            p.table_inertia};
-  thread_local std::uint64_t last[kKey] = {~std::uint64_t{0}};  // a NaN's bits: nothing computed yet
+  const double key[] = {x[0], x[1], x[2], x[3], tau, p.wheel_mass, p.wheel_radius, p.gravity, p.wheel_inertia,
+                        p.table_inertia};
+  thread_local LastInputs<std::size(key)> last;
   thread_local double last_n = 0, last_t = 0;
-  bool same = true;
-  for (int i = 0; i < kKey; ++i) same = same && std::bit_cast<std::uint64_t>(key[i]) == last[i];
-  if (!same) {
-    contact_forces<double>(p, x, tau, last_n, last_t);
-    for (int i = 0; i < kKey; ++i) last[i] = std::bit_cast<std::uint64_t>(key[i]);
-  }
+  if (!last.same_or_keep(key)) contact_forces<double>(p, x, tau, last_n, last_t);
   normal = last_n;
   tangential = last_t;
 }

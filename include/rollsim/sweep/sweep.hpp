@@ -86,10 +86,10 @@ struct PointResult {
   bool has_trajectory = false;
   /// A compact row (run_points with `compact`), made by the worker that ran the point so that the thread that
   /// tabulates it reads a few contiguous numbers: `layout` numbers this point's kind of row within its `worker` (its
-  /// state names and units, and its summary items' keys and which of them are texts), from 1. A point whose layout
-  /// is its worker's previous one has `summary`, `state_names` and `state_units` emptied (the layout has them).
-  /// The summary's numbers are in `numbers` (one per item, in order) and its texts in `texts` (one per text item)
-  /// either way. layout 0: not compact (`summary` holds everything).
+  /// state names and units, and its summary items' keys and which of them are texts), from 1. The first row of a
+  /// layout keeps everything in `summary`. A row whose layout is its worker's previous one has its summary's
+  /// numbers in `numbers` (one per item, in order) and its texts in `texts` (one per text item), and `summary`,
+  /// `state_names` and `state_units` emptied (the layout has them). layout 0: not compact.
   int worker = -1;
   std::size_t layout = 0;
   std::vector<double> numbers;
