@@ -12,6 +12,7 @@
 #include "rollsim/io/result_file.hpp"
 #include "rollsim/scenario/scenario.hpp"
 #include "rollsim/solve/observer.hpp"
+#include "rollsim/sweep/sweep.hpp"
 
 namespace rollsim {
 
@@ -31,6 +32,38 @@ TEST_CASE("result columns: an output named like an event extra is refused when t
   // Without it the same model builds.
   const std::string fine = text.substr(0, text.find("[outputs.")) + "[initial]\ny = 1.0\n";
   CHECK_NOTHROW(build_system(load_scenario_text(fine, "ball.toml")));
+}
+
+TEST_CASE("result columns: a sweep over numbers checks the columns at a worker's first point, and every point of "
+          "a model that clashes is refused") {
+  // A sweep whose swept values are all numbers builds the same columns at every point, so a worker compares the
+  // names at its first point only (ColumnCheck::done after it). A model whose names clash fails that first check,
+  // marks nothing, and so every later point is checked and refused as well.
+  const std::string ball =
+      "model = \"lagrangian\"\n[parameters]\nm = 1.0\ng = 9.81\n[coordinates]\ny = \"m\"\n[lagrangian]\n"
+      "kinetic = \"1/2*m*der(y)^2\"\npotential = \"m*g*y\"\n[contacts.floor]\ngap = \"y\"\n";
+  const std::string sweep = "[initial]\ny = 1.0\n[simulation]\nt_end = 0.1\n[sweep]\n\"parameters.m\" = [1.0, 2.0, 3.0]\n";
+  for (const bool clash : {true, false}) {
+    CAPTURE(clash);
+    const std::string text = ball + (clash ? "[outputs.impulse_normal_floor]\nexpression = \"y\"\n" : "") + sweep;
+    const Scenario base = load_scenario_text(text, "ball.toml");
+    const sweep::Spec spec = sweep::parse_spec(base);
+    REQUIRE(spec.axes.size() == 1);
+    CHECK(spec.axes[0].numeric);
+    sweep::PointWorkspace w;
+    for (std::size_t i = 0; i < spec.n_points; ++i) {
+      CAPTURE(i);
+      const sweep::PointResult r = sweep::run_point(base, {}, spec, i, false, w);
+      if (clash) {
+        CHECK(r.status.rfind("input_error", 0) == 0);
+        CHECK(r.message.find("two columns named 'impulse_normal_floor'") != std::string::npos);
+        CHECK(w.columns_checked == nullptr);
+      } else {
+        CHECK(r.status == "ok");
+        CHECK(w.columns_checked == &spec);
+      }
+    }
+  }
 }
 
 TEST_CASE("result columns: every shipped scenario's system has one column per name") {

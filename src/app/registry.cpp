@@ -93,11 +93,13 @@ void check_unique_columns(const HybridSystem& sys, const Scenario& sc) {
   check(keys, "summary items");
 }
 
-std::unique_ptr<HybridSystem> build_system(const Scenario& sc) {
+std::unique_ptr<HybridSystem> build_system(const Scenario& sc) { return build_system(sc, ColumnCheck::check); }
+
+std::unique_ptr<HybridSystem> build_system(const Scenario& sc, ColumnCheck columns) {
   const ModelEntry* model = find_model(sc.model);
   if (!model) throw InputError(sc.origin("model"), "unknown model \"" + sc.model + "\"");
   auto system = model->make_system(sc);
-  check_unique_columns(*system, sc);
+  if (columns == ColumnCheck::check) check_unique_columns(*system, sc);
   std::vector<double> x0(system->size());
   system->initial_state(x0.data());
   for (std::size_t i = 0; i < x0.size(); ++i)

@@ -477,7 +477,11 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
   PointResult r;
   try {
     const Scenario& sc = point_scenario(base, sets, spec, i, workspace);
-    const auto system = build_system(sc);
+    bool numeric = true;
+    for (const Axis& a : spec.axes) numeric = numeric && a.numeric;
+    const bool checked = numeric && workspace.columns_checked == &spec && workspace.of == &base;
+    const auto system = build_system(sc, checked ? ColumnCheck::done : ColumnCheck::check);
+    if (numeric && workspace.of == &base) workspace.columns_checked = &spec;
     r.time_unit = system->time_signal().unit;
     r.state_names.reserve(system->states().size());
     r.state_units.reserve(system->states().size());

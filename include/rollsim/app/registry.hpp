@@ -37,6 +37,17 @@ Scenario load_scenario_text(const std::string& text, const std::string& path,
 /// Every command builds its systems through this.
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc);
 
+/// Whether build_system compares the result file's column names (check_unique_columns).
+enum class ColumnCheck {
+  check,
+  /// Already done for a system built from a scenario of the same keys and the same text values: a sweep whose
+  /// swept values are all numbers checks its first point per worker only. Names come from declarations (keys,
+  /// text values), not from numbers; were one ever made from a number, a clash at a later point would still fail
+  /// the writer (an I/O error, exit 4), never pass unnoticed.
+  done,
+};
+std::unique_ptr<HybridSystem> build_system(const Scenario& sc, ColumnCheck columns);
+
 /// The check build_system makes first: the result file's trajectory and events tables would hold one column per
 /// name (states, outputs, event extras, time, mode, kind), and /summary one attribute per name (the run's own and
 /// the items the system's summarizer declares before its run). Throws InputError at the scenario's model key,

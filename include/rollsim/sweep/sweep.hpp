@@ -123,6 +123,9 @@ struct PointWorkspace {
   /// workspace serves one sweep: its base and spec are known by their addresses.
   std::vector<std::vector<std::variant<std::monostate, PreparedValue, std::exception_ptr>>> prepared;
   const Spec* spec = nullptr;
+  /// The columns of a point built from base `of` and spec `spec` were checked (build_system's ColumnCheck): with
+  /// numeric axes every later point has the same keys and text values.
+  const Spec* columns_checked = nullptr;
 };
 
 /// The same with a thread's PointWorkspace: the same result as without it.
