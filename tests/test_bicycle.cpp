@@ -297,6 +297,9 @@ TEST_CASE("bicycle: at 4 m/s, below the weave speed, the weave grows at Table 2'
   // of relative order phi^2 <= 1e-6 (from 1e-4 rad/s the same reading is off by 3 phi^2); the peaks are located
   // by a parabola through three samples 1 ms apart (an error of order (omega dt)^4, 1e-10). The bound below is
   // their sum, 3e-5, rounded up to 5e-5.
+  // The run is the 4 m/s manoeuvre's below at a smaller start; a sanitizer tree runs that one (14 s of 1 ms samples
+  // took 76 s there).
+  if (test::sanitized) return;
   const double sigma = 0.41325331521125, omega = 3.07910818603206;
   test::Run r = test::run_text(test::read_file(kScenario), {"parameters.v=4", "initial_rates.phi=1e-5",
                                                             "simulation.t_end=14", "simulation.output_dt=0.001"});

@@ -43,8 +43,9 @@ TEST_CASE("cone scenarios: Euler's disk starts on its steady motion and spins do
   // Along the run: the spin friction takes energy at mu N rho |w_n| > 0 wherever the disk turns about the normal,
   // so E falls and D rises from sample to sample (by about 5e-7 J per 1 ms sample at the end, 1.8e-6 at the start,
   // far above the integration error); E + D stays constant to the integration error (at the default rtol 1e-10
-  // over some 2e5 steps: 3.0e-9 of E(0) measured, 1e-8 asked). In a sanitizer tree the run stops at 1 s.
-  const double t_end = test::full_or_sanitized(20.0, 1.0);
+  // over some 2e5 steps: 3.0e-9 of E(0) measured, 1e-8 asked). In a sanitizer tree the run stops at 0.1 s (1 s took
+  // 81 s there).
+  const double t_end = test::full_or_sanitized(20.0, 0.1);
   const test::Run disk = run("euler_disk.toml", {"simulation.t_end=" + test::digits(t_end)});
   REQUIRE(disk.result.completed());
   CHECK(disk.result.termination == "t_end");
