@@ -233,3 +233,21 @@ mode = "zip"
     }
   }
 }
+
+TEST_CASE("sweep table: a point that reports one summary item twice is refused, not written misaligned") {
+  // A system's names are checked at a worker's first point (build_system); were a later point's items to clash,
+  // both values would go to one column: the table refuses that point with an I/O error (exit 4) naming the item.
+  const Scenario base = load_scenario_text("model = \"tipping_table\"\n[sweep]\n\"initial.theta1\" = [0.01, 0.02]\n",
+                                           "twice.toml");
+  const sweep::Spec spec = sweep::parse_spec(base, {});
+  auto point = [](std::vector<std::string> keys) {
+    sweep::PointResult r;
+    r.status = "ok";
+    for (const auto& k : keys) r.summary.push_back({k, 1.0, "", "", "", false});
+    return r;
+  };
+  sweep::TableBuilder table(spec);
+  CHECK_NOTHROW(table.add(0, point({"a", "b"})));
+  CHECK_THROWS_WITH_AS(table.add(1, point({"a", "a"})), doctest::Contains("point 1 reports the summary item 'a' twice"),
+                       IoError);
+}

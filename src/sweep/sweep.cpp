@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "rollsim/app/registry.hpp"
+#include "rollsim/core/error.hpp"
 #include "rollsim/scenario/scenario_set.hpp"
 #include "rollsim/scenario/toml_text.hpp"
 #include "rollsim/solve/simulate.hpp"
@@ -782,6 +783,10 @@ void TableBuilder::add(std::size_t i, PointResult&& r) {
       finals_[s].push_back(l.states_match && s < r.x_final.size() ? r.x_final[s] : NAN);
   }
   ++rows_;
+  for (const auto& item : items_)  // two items of one name at this point went to one column: refused, not misaligned
+    if ((item.text ? item.strings.size() : item.numbers.size()) > rows_ - first_)
+      throw IoError("sweep: point " + std::to_string(i) + " reports the summary item '" + item.key +
+                    "' twice; the table would hold two values in one cell");
   for (auto& item : items_) {  // items this point did not report
     if (item.text && item.strings.size() < rows_ - first_) item.strings.push_back("");
     if (!item.text && item.numbers.size() < rows_ - first_) item.numbers.push_back(NAN);

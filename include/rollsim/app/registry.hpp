@@ -42,8 +42,9 @@ enum class ColumnCheck {
   check,
   /// Already done for a system built from a scenario of the same keys and the same text values: a sweep whose
   /// swept values are all numbers checks its first point per worker only. Names come from declarations (keys,
-  /// text values), not from numbers; were one ever made from a number, a clash at a later point would still fail
-  /// the writer (an I/O error, exit 4), never pass unnoticed.
+  /// text values), not from numbers; were one ever made from a number, a clash at a later point would still stop
+  /// the sweep with an I/O error (exit 4): the trajectory writer makes no second dataset of one name, and the
+  /// sweep's table refuses a point that reports a summary item twice (sweep::TableBuilder::add).
   done,
 };
 std::unique_ptr<HybridSystem> build_system(const Scenario& sc, ColumnCheck columns);
