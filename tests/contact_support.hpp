@@ -12,9 +12,6 @@
 
 namespace rollsim::test {
 
-inline std::string scenario_text(const std::string& name) {
-  return read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name);
-}
 
 /// A number as the text that reads back as the same double.
 inline std::string number_text(double v) {

@@ -106,6 +106,14 @@ inline std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+/// The text of a shipped scenario, scenarios/NAME.
+inline std::string scenario_text(const std::string& name) { return read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
+
+/// run_text of a shipped scenario.
+inline Run run_scenario(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return run_text(scenario_text(name), overrides);
+}
+
 /// A scratch directory, removed at the end of the test.
 struct TempDir {
   std::filesystem::path path;

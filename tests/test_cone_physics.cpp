@@ -20,11 +20,7 @@ namespace rollsim {
 
 namespace {
 
-std::string scenario_text(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
-
-test::Run run(const std::string& name, std::vector<std::string> overrides) {
-  return test::run_text(scenario_text(name), overrides);
-}
+using test::scenario_text;
 
 /// The events of a run of this kind.
 std::vector<EventRecord> events_of(const test::Run& r, const std::string& kind) {
@@ -80,7 +76,7 @@ TEST_CASE("cone physics: a sliding sphere rolls from t* = 2|u0|/(7 mu g) on at v
   for (const double degrees : {0.0, 60.0, 135.0, 180.0}) {
     CAPTURE(degrees);
     const double angle = degrees * M_PI / 180, ux = speed * std::cos(angle), uy = speed * std::sin(angle);
-    const test::Run run_ = run("sliding_sphere.toml",
+    const test::Run run_ = test::run_scenario("sliding_sphere.toml",
                                {"initial_rates.x=" + test::digits(v0), "initial_rates.y=0",
                                 "initial_rates.theta=" + test::digits(uy / r), "initial_rates.phi=" + test::digits((v0 - ux) / r),
                                 "initial_rates.psi=5", "solver.rtol=1e-14", "solver.atol=1e-15"});
@@ -143,7 +139,7 @@ TEST_CASE("cone physics: the tippe top keeps Jellett's integral to 1e-10, loses 
   // integral is conserved; at rtol 1e-12 its integration error stays near 1e-11 relative (at 1e-10, 3e-10).
   // In a sanitizer tree the run stops at 0.4 s, on the way up.
   const double t_end = test::full_or_sanitized(10.0, 0.4);
-  const test::Run top = run("tippe_top.toml", {"solver.rtol=1e-12", "solver.atol=1e-14", "simulation.t_end=" + test::digits(t_end)});
+  const test::Run top = test::run_scenario("tippe_top.toml", {"solver.rtol=1e-12", "solver.atol=1e-14", "simulation.t_end=" + test::digits(t_end)});
   REQUIRE(top.result.completed());
   const Scenario& sc = top.scenario;
   const double A = sc.real("parameters.A"), C = sc.real("parameters.C"), R = sc.real("parameters.R"), e = sc.real("parameters.e");
@@ -195,7 +191,7 @@ TEST_CASE("cone physics: the tippe top does the same at rtol 1e-8 and 1e-10, and
     std::vector<double> times;
     for (const char* rtol : {"1e-8", "1e-10"}) {
       CAPTURE(rtol);
-      const test::Run top = run("tippe_top.toml", {std::string("solver.rtol=") + rtol, "solver.atol=1e-14"});
+      const test::Run top = test::run_scenario("tippe_top.toml", {std::string("solver.rtol=") + rtol, "solver.atol=1e-14"});
       REQUIRE(top.result.completed());
       CHECK(top.result.termination == "inverted");
       CHECK(count_prefix(top, "stick_") == 0);
@@ -204,7 +200,7 @@ TEST_CASE("cone physics: the tippe top does the same at rtol 1e-8 and 1e-10, and
     CHECK(std::abs(times[0] - times[1]) <= 1e-5 * times[1]);
   }
   const double t_end = test::full_or_sanitized(2.0, 0.2);
-  const test::Run roll = run("tippe_top.toml", {"initial_rates.psi=0", "initial_rates.phi=180", "initial_rates.x=0",
+  const test::Run roll = test::run_scenario("tippe_top.toml", {"initial_rates.psi=0", "initial_rates.phi=180", "initial_rates.x=0",
                                                 "simulation.t_end=" + test::digits(t_end)});
   REQUIRE(roll.result.completed());
   CHECK(roll.result.termination == "t_end");
@@ -262,7 +258,7 @@ TEST_CASE("cone physics: an upright disk launched with slip rolls from t* = |u0|
     CAPTURE(s.v0);
     CAPTURE(s.spin);
     const double u0 = s.v0 - a * s.spin, t_star = std::abs(u0) / (3 * mu * g);
-    const test::Run coin = run("rolling_coin_slip.toml",
+    const test::Run coin = test::run_scenario("rolling_coin_slip.toml",
                                {"initial.theta=0", "initial_rates.psi=0", "initial_rates.x=" + test::digits(s.v0),
                                 "initial_rates.phi=" + test::digits(s.spin), "simulation.t_end=0.2", "solver.rtol=1e-13",
                                 "solver.atol=1e-15"});
@@ -367,7 +363,7 @@ TEST_CASE("cone physics: the rolling/sliding disk of Antali and Stepan written i
   const double t_end = test::full_or_sanitized(1.4, 0.7);
   planar.run(0.25, 0.0, 0.5, t_end);
   REQUIRE(planar.events.size() == test::full_or_sanitized<std::size_t>(7, 3));
-  const test::Run disk = run("rolling_coin_slip.toml",
+  const test::Run disk = test::run_scenario("rolling_coin_slip.toml",
                              {"parameters.m=2", "parameters.a=0.1", "parameters.mu=0.3", "parameters.k=200",
                               "lagrangian.potential=1/2*k*(x + a*sin(theta)*sin(psi))^2", "initial.theta=0", "initial.x=0.25",
                               "initial_rates.x=0", "initial_rates.psi=0", "initial_rates.phi=-5",
@@ -409,7 +405,7 @@ TEST_CASE("cone physics: a block on a tilted plane pushed sideways rests below t
     const double P = push * Pc, F = std::hypot(slope, P);
     REQUIRE(F > mu * N);  // the case where only mu_s decides
     const test::Run block =
-        run("block_tilted_plane.toml", {"parameters.push=" + test::digits(push), "solver.rtol=1e-12", "solver.atol=1e-14"});
+        test::run_scenario("block_tilted_plane.toml", {"parameters.push=" + test::digits(push), "solver.rtol=1e-12", "solver.atol=1e-14"});
     REQUIRE(block.result.completed());
     CHECK(block.rec.events.empty());
     const test::RunSignals sig(block);
@@ -453,7 +449,7 @@ TEST_CASE("cone physics: a block on a spring reverses at every half period, losi
   const double m = base.real("parameters.m"), g = base.real("parameters.g"), mu = base.real("parameters.mu"),
                mu_s = base.real("parameters.mu_s");
   const double k = 100, x0 = 0.25, W = std::sqrt(k / m), step = 2 * mu * m * g / k;
-  const test::Run block = run("block_tilted_plane.toml", {"parameters.beta=0", "parameters.push=0", "parameters.k=100",
+  const test::Run block = test::run_scenario("block_tilted_plane.toml", {"parameters.beta=0", "parameters.push=0", "parameters.k=100",
                                                           "lagrangian.potential=1/2*k*x^2", "initial.x=0.25",
                                                           "simulation.t_end=1.5", "solver.rtol=1e-12", "solver.atol=1e-14"});
   REQUIRE(block.result.completed());
@@ -477,7 +473,7 @@ TEST_CASE("cone physics: the leaning coin launched with slip (rolling_coin_slip.
   // The scenario as shipped: one stick, then rolling to the end with the friction inside the cone: no slip event, no
   // dissipation after the stick, the contact point moving at a der(phi) along the heading, the energy balance
   // constant.
-  const test::Run coin = run("rolling_coin_slip.toml", {"simulation.t_end=" + test::digits(test::full_or_sanitized(3.0, 0.5))});
+  const test::Run coin = test::run_scenario("rolling_coin_slip.toml", {"simulation.t_end=" + test::digits(test::full_or_sanitized(3.0, 0.5))});
   REQUIRE(coin.result.completed());
   const auto sticks = events_of(coin, "stick_ground");
   REQUIRE(sticks.size() == 1);
@@ -517,7 +513,7 @@ TEST_CASE("cone physics: the coin of rolling_coin.toml started spinning too fast
   const double t_end = test::full_or_sanitized(1.5, 0.6);
   for (const char* method : {test::sanitized ? "bdf" : "auto"}) {
     CAPTURE(method);
-    const test::Run coin = run("rolling_coin_slip.toml", {"initial.theta=0.3", "initial_rates.psi=-3", "initial_rates.phi=20",
+    const test::Run coin = test::run_scenario("rolling_coin_slip.toml", {"initial.theta=0.3", "initial_rates.psi=-3", "initial_rates.phi=20",
                                                           "initial_rates.x=0.7112930499816459",
                                                           "simulation.t_end=" + test::digits(t_end),
                                                           std::string("solver.method=") + method});

@@ -18,11 +18,7 @@ namespace rollsim {
 
 namespace {
 
-std::string scenario_text(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
-
-test::Run run(const std::string& name, std::vector<std::string> overrides) {
-  return test::run_text(scenario_text(name), overrides);
-}
+using test::scenario_text;
 
 /// The largest minus the smallest of v.
 double spread(const std::vector<double>& v) {
@@ -46,7 +42,7 @@ TEST_CASE("cone scenarios: Euler's disk starts on its steady motion and spins do
   // over some 2e5 steps: 3.0e-9 of E(0) measured, 1e-8 asked). In a sanitizer tree the run stops at 0.1 s (1 s took
   // 81 s there).
   const double t_end = test::full_or_sanitized(20.0, 0.1);
-  const test::Run disk = run("euler_disk.toml", {"simulation.t_end=" + test::digits(t_end)});
+  const test::Run disk = test::run_scenario("euler_disk.toml", {"simulation.t_end=" + test::digits(t_end)});
   REQUIRE(disk.result.completed());
   CHECK(disk.result.termination == "t_end");
   CHECK(disk.rec.events.empty());
@@ -103,7 +99,7 @@ TEST_CASE("cone scenarios: a block at rest under a push growing as t starts to s
   const double m = block.m, g = block.g, beta = block.beta, mu = block.mu, mu_s = block.mu_s, N = block.N, slope = block.slope, Pc = block.Pc;
   for (const double push : {1.0, -1.0}) {
     CAPTURE(push);
-    const test::Run block = run("block_tilted_plane.toml",
+    const test::Run block = test::run_scenario("block_tilted_plane.toml",
                                 {"lagrangian.forces.y=push*t*m*g*sqrt(mu_s^2*cos(beta)^2 - sin(beta)^2)",
                                  "parameters.push=" + test::digits(push), "simulation.t_end=1.2", "solver.rtol=1e-12",
                                  "solver.atol=1e-14"});
@@ -154,7 +150,7 @@ TEST_CASE("cone scenarios: the choice at rest resolves a stick margin down to 1e
     for (const double f : {1.02, 0.98}) {
       const double push = sign * (1 - f * delta_star);
       CAPTURE(push);
-      const test::Run block = run("block_tilted_plane.toml", {"parameters.push=" + test::digits(push),
+      const test::Run block = test::run_scenario("block_tilted_plane.toml", {"parameters.push=" + test::digits(push),
                                                               "simulation.t_end=0.01", "solver.rtol=1e-12", "solver.atol=1e-14"});
       REQUIRE(block.result.completed());
       const int expected = f > 1 ? ConeEngine::kStick : ConeEngine::kSlide;
@@ -177,7 +173,7 @@ TEST_CASE("cone scenarios: a tippe top spun at 140 rad/s turns most of the way o
   std::vector<double> stick_times, stick_angles;
   for (const double rtol : {1e-8, 1e-10, 1e-12}) {
     CAPTURE(rtol);
-    const test::Run top = run("tippe_top.toml", {"parameters.n=140", "solver.rtol=" + test::digits(rtol), "solver.atol=1e-14",
+    const test::Run top = test::run_scenario("tippe_top.toml", {"parameters.n=140", "solver.rtol=" + test::digits(rtol), "solver.atol=1e-14",
                                                  "simulation.t_end=3"});
     REQUIRE(top.result.completed());
     CHECK(top.result.termination == "t_end");  // not inverted

@@ -10,8 +10,7 @@ namespace rollsim::test {
 /// pull m g sin(beta) and the critical sideways push P_c = m g sqrt(mu_s^2 cos^2(beta) - sin^2(beta)), where the
 /// needed friction sqrt(slope^2 + P_c^2) reaches mu_s N.
 struct TiltedBlock {
-  Scenario base =
-      load_scenario_text(read_file(ROLLSIM_SOURCE_DIR "/scenarios/block_tilted_plane.toml"), "block_tilted_plane.toml", {});
+  Scenario base = load_scenario_text(scenario_text("block_tilted_plane.toml"), "block_tilted_plane.toml", {});
   double m = base.real("parameters.m"), g = base.real("parameters.g"), beta = base.real("parameters.beta"),
          mu = base.real("parameters.mu"), mu_s = base.real("parameters.mu_s");
   double N = m * g * std::cos(beta), slope = m * g * std::sin(beta),
