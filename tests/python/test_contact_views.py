@@ -115,9 +115,10 @@ class ContactPlotTest(unittest.TestCase):
                 self.assertIn("Contact modes", titles)  # drawn, not the "not shown" note
 
     def test_events_marked_by_kind(self):
+        # Listed once, in the figure's event strip: a row per kind with its count.
         r = rollsim.load(self.table)
         fig = rollsim.plot.figures(r)[0]
-        ax = next(a for a in fig.axes if a.get_title().startswith("Gaps"))
+        ax = fig.rollsim_event_strip
         kinds = np.asarray(r.events["kind"], str)
         handles, labels = ax.get_legend_handles_labels()
         by_kind = {lab.split(" (")[0]: (h, lab) for h, lab in zip(handles, labels)}

@@ -1,7 +1,9 @@
 """The figures a result is published with (tools/rollsim.plot.py, tools/plot), checked on the drawn data:
 the energy balance counts the input's work, log axes where the data call for them, wrapped Bode phase,
 the stored modal classes, event markers behind the curves, the sweep points' trajectories, the relay and
-carriage runs drawn from their roles, vector output and output errors.  Synthetic files (synth.py) give known answers; real runs
+carriage runs drawn from their roles, vector output and output errors; and what a paper prints (--signals,
+--style paper, events listed once, conserved quantities as deviations, the eigenvalue map's shading, the modal
+table's dashes, Bode channels by input, the growth check's floor, a sweep's columns drawn once).  Synthetic files (synth.py) give known answers; real runs
 of the built program (ROLLSIM_BINARY) check the same against the run's own energy bookkeeping."""
 
 import os
@@ -66,10 +68,15 @@ class SyntheticFigures(TempDirCase):
         self.assertGreater(np.ptp(e), 1e-3)  # the torque's work is far larger than the drift
 
     def test_energy_drift_without_torque_key(self):
-        fig = figure(synth.write_table(self.path("plain.h5")))
-        line = panel_axes(fig, "energy drift").get_lines()[0]
+        # No works, no losses: the stored energy is the conserved quantity, drawn as E - E(0).
+        f = synth.write_table(self.path("plain.h5"))
+        ax = panel_axes(figure(f), "energy drift")
+        line = ax.get_lines()[0]
         np.testing.assert_allclose(line.get_ydata(), 1e-9 * line.get_xdata(), rtol=0, atol=1e-12)
-        self.assertEqual(line.get_label(), "drift of E + D = total_energy")
+        e = rollsim.load(f).trajectory["total_energy"]
+        np.testing.assert_array_equal(line.get_ydata(), e - e[0])
+        self.assertEqual(line.get_label(), "drift of E = total_energy")
+        self.assertEqual(ax.get_ylabel(), "E − E(0) [J]")
 
     def test_friction_demand_log_axis_and_undefined_where_no_contact(self):
         f = synth.write_table(self.path("demand.h5"))
@@ -94,22 +101,24 @@ class SyntheticFigures(TempDirCase):
 
     def test_event_markers_behind_curves(self):
         fig = figure(synth.write_table(self.path("ev.h5")))
-        ax = panel_axes(fig, "states [rad]")
-        curve_z = min(line.get_zorder() for line in ax.get_lines())
-        full, rug = [], []
         from matplotlib.collections import LineCollection
-        for c in ax.collections:
-            if isinstance(c, LineCollection):
-                (full if c.get_label().startswith("_") else rug).append(c)
-        self.assertEqual(len(full), 2)  # slip_onset, table_edge
-        for c in full:  # the lines across the panel: thin, translucent, behind the curves
-            self.assertLess(c.get_zorder(), curve_z)
-            self.assertLess(c.get_alpha(), 0.5)
-            self.assertLessEqual(max(c.get_linewidths()), 0.6)
-        for c in rug:  # the ticks along the top edge carry the legend
-            seg = c.get_segments()[0]
-            self.assertGreaterEqual(min(seg[:, 1]), 0.9)
-        self.assertEqual(sorted(c.get_label() for c in rug), ["slip_onset (1)", "table_edge (1)"])
+        for name, ax in fig.rollsim_axes.items():
+            with self.subTest(panel=name):
+                curve_z = min(line.get_zorder() for line in ax.get_lines() if len(line.get_xdata()))
+                lines = [c for c in ax.collections if isinstance(c, LineCollection)]
+                self.assertEqual(len(lines), 2)  # slip_onset, table_edge
+                for c in lines:  # across the panel: thin, translucent, behind the curves, in no legend
+                    self.assertLess(c.get_zorder(), curve_z)
+                    self.assertLess(c.get_alpha(), 0.5)
+                    self.assertLessEqual(max(c.get_linewidths()), 0.6)
+                    self.assertTrue(c.get_label().startswith("_"))
+                    seg = c.get_segments()[0]
+                    self.assertEqual((min(seg[:, 1]), max(seg[:, 1])), (0.0, 1.0))  # the whole height
+                np.testing.assert_array_equal(sorted(c.get_segments()[0][0, 0] for c in lines), [0.7, 1.9])
+        # Listed once: the strip's rows, one per kind, each with its instants.
+        strip = fig.rollsim_event_strip
+        rows = {line.get_label(): line.get_xdata() for line in strip.get_lines()}
+        self.assertEqual(rows, {"slip_onset (1)": [0.7], "table_edge (1)": [1.9]})
 
     def test_bode_phase_wrapped(self):
         self.assertEqual(list(rollsim.plot.wrap_degrees([180, -180, 190, -190, 540, 0, -359])),
@@ -250,6 +259,277 @@ class SyntheticFigures(TempDirCase):
             self.assertEqual(fh.read(), "untouched")
 
 
+PDF_MAGIC = b"%PDF-"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def with_events(path, times, kinds):
+    """Replace the file's /events by these instants and kinds."""
+    with h5py.File(path, "a") as h:
+        del h["events"]
+        e = h.create_group("events")
+        e.create_dataset("time", data=np.asarray(times, float))
+        e.create_dataset("kind", data=np.array(kinds, dtype=object), dtype=synth.STR)
+    return path
+
+
+def legend_texts(ax):
+    legend = ax.get_legend()
+    return [t.get_text() for t in legend.get_texts()] if legend else []
+
+
+class PaperFigures(TempDirCase):
+    """The options and fixes of figures a paper prints: --signals, --style paper, --split, events listed once,
+    conserved quantities as deviations, the eigenvalue map, the modal table, Bode channels, growth, sweeps."""
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_signals_choose_the_panels(self):
+        f = synth.write_disk(self.path("sig.h5"))
+        r = rollsim.load(f)
+        fig = figure(r, signals=["z", "x"])
+        self.assertEqual(fig.rollsim_panels, ["z", "x"])
+        for name in ("z", "x"):
+            ax = panel_axes(fig, name)
+            self.assertEqual(ax.get_ylabel(), f"{name} [-]")
+            np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), r.trajectory[name])
+            np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), r.trajectory["time"])
+        out = self.path("sig.png")
+        p = run_plot(f, "--signals", "x,z", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, "rb") as fh:
+            self.assertEqual(fh.read(8), PNG_MAGIC)
+
+    def test_unknown_signal_is_refused(self):
+        f = synth.write_disk(self.path("unknown.h5"))
+        out = self.path("unknown.png")
+        p = run_plot(f, "--signals", "x,theta9", "-o", out)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("unknown signal theta9", p.stderr)
+        for name in rollsim.plot.signal_names(rollsim.load(f)):  # the available names are listed
+            self.assertIn(name, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        with self.assertRaises(KeyError):
+            figure(f, signals=["theta9"])
+
+    def test_conserved_quantities_as_deviations(self):
+        # The disk's ledger E + D = total + dissipated: drawn as (E + D) - (E + D)(0), not as a flat line over the
+        # energies (where it hid the curve below it).
+        f = synth.write_disk(self.path("ledger.h5"))
+        r = rollsim.load(f)
+        fig = figure(r)
+        ax = panel_axes(fig, "energy drift")
+        self.assertEqual(ax.get_ylabel(), "(E + D) − (E + D)(0) [J]")
+        tr = r.trajectory
+        balance = tr["total_energy"] + tr["dissipated_energy"]
+        np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), balance - balance[0])
+        self.assertFalse([t for t in legend_texts(panel_axes(fig, "energy")) if "E + D" in t])
+        # A column the file marks as conserved (role energy.ledger), chosen with --signals: its deviation too.
+        with h5py.File(f, "a") as h:
+            g = h["trajectory"]
+            ds = g.create_dataset("energy_balance", data=balance + 3.0)
+            ds.attrs.update({"unit": "J", "description": "E + D", "role": "energy.ledger"})
+        r = rollsim.load(f)
+        ax = panel_axes(figure(r, signals=["energy_balance", "x"]), "energy_balance")
+        np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), balance + 3.0 - (balance[0] + 3.0))
+        self.assertEqual(ax.get_ylabel(), "(E + D) − (E + D)(0) [J]")
+
+    def test_many_events_ticks_on_a_strip(self):
+        # 128 events (as the Coulomb disk's): no lines across the panels, one tick each on the strip, the count said.
+        t = np.linspace(0.1, 5.9, 128)
+        kinds = ["stick" if i % 2 else "slip" for i in range(128)]
+        f = with_events(synth.write_disk(self.path("many.h5")), t, kinds)
+        fig = figure(f)
+        from matplotlib.collections import LineCollection
+        for name, ax in fig.rollsim_axes.items():
+            self.assertFalse([c for c in ax.collections if isinstance(c, LineCollection)], name)
+        strip = fig.rollsim_event_strip
+        self.assertIn("128 events", strip.get_title(loc="left"))
+        rows = {line.get_label(): line for line in strip.get_lines()}
+        self.assertEqual(sorted(rows), ["slip (64)", "stick (64)"])
+        np.testing.assert_array_equal(np.sort(np.r_[rows["slip (64)"].get_xdata(), rows["stick (64)"].get_xdata()]),
+                                      t)
+        for line in rows.values():
+            self.assertEqual(line.get_marker(), "|")  # thin ticks
+        # The modes +1, 0, -1 are named once, in the strip's legend, not in every shaded panel.
+        self.assertEqual(legend_texts(strip), list(rollsim.plot.MODE_NAMES.values()))
+        self.assertEqual(legend_texts(panel_axes(fig, "states [1]")), ["x"])
+        self.assertEqual(strip.get_xlim(), panel_axes(fig, "states [1]").get_xlim())
+
+    def test_paper_style(self):
+        f = synth.write_table(self.path("paper.h5"))
+        r = rollsim.load(f)
+        fig = figure(r, style="paper")
+        self.assertEqual(fig.get_figwidth(), rollsim.plot.PAPER_WIDTH_IN)
+        self.assertEqual(fig.get_figwidth(), 3.5)
+        self.assertIsNone(fig._suptitle)  # the caption says what it is
+        from matplotlib.text import Text
+        texts = [t for t in fig.findobj(Text) if t.get_text()]
+        for t in texts:  # Computer Modern: text in cmr10, mathematics in mathtext's cm; nothing cmr10 lacks
+            self.assertEqual(t.get_fontfamily(), ["serif"])
+            self.assertEqual(t.get_fontproperties().get_math_fontfamily(), "cm")
+            self.assertGreaterEqual(t.get_fontsize(), rollsim.plot.PAPER_MIN_FONT_PT)
+            outside = t.get_text().split("$")[::2]
+            self.assertTrue(all(c.isascii() and c not in "|<>_{}" for part in outside for c in part), t.get_text())
+        self.assertEqual(panel_axes(fig, "states [rad]").get_ylabel(), r"$\theta _{1}$, $\theta _{2}$ [rad]")
+        for ext, magic in ((".pdf", PDF_MAGIC), (".svg", b"<?xml"), (".png", PNG_MAGIC)):
+            with self.subTest(ext=ext):  # two panels: the format is the point here
+                out = self.path("paper" + ext)
+                p = run_plot(f, "--style", "paper", "--signals", "theta1,total_energy", "-o", out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr, "")
+                with open(out, "rb") as fh:
+                    data = fh.read()
+                self.assertTrue(data.startswith(magic), data[:16])
+                if ext == ".pdf":
+                    self.assertIn(b"Cmr10", data)  # the text font embedded
+                    self.assertNotIn(b"DejaVu", data)
+                if ext == ".svg":
+                    self.assertIn(b"<svg", data)
+                if ext == ".png":
+                    self.assertEqual(int.from_bytes(data[16:20], "big"), round(3.5 * rollsim.plot.PAPER_DPI))
+        # Without -o, paper style writes a PDF next to the input.
+        p = run_plot(f, "--style", "paper", "--signals", "theta1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), self.path("paper.pdf"))
+
+    def test_tex_text(self):
+        tex = rollsim.plot.tex_text
+        self.assertEqual(tex("θ₁ [rad]"), r"$\theta _{1}$ [rad]")
+        self.assertEqual(tex("x₃ [-]"), r"$x _{3}$ [-]")
+        self.assertEqual(tex("max |drift| = 2e-09 kg m^2"), r"max $|$drift$|$ = 2e-09 kg m$^{2}$")
+        self.assertEqual(tex("E − E(0) [J]"), r"E $-$ E(0) [J]")
+        self.assertEqual(tex("$|T_c|/N$ and μ"), r"$|T_c|/N$ and $\mu$")   # mathtext already there is kept
+        self.assertEqual(tex("total_energy"), r"total$\_$energy")
+
+    @unittest.skipIf(__import__("shutil").which("latex"), "latex is installed: --usetex is used, not refused")
+    def test_usetex_without_latex(self):
+        f = synth.write_growth(self.path("usetex.h5"))
+        out = self.path("usetex.pdf")
+        p = run_plot(f, "--style", "paper", "--usetex", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("no latex on the PATH", p.stderr)
+        with open(out, "rb") as fh:
+            self.assertEqual(fh.read(5), PDF_MAGIC)
+
+    def test_eigenvalue_map_shades_the_whole_right_half(self):
+        f = synth.write_linear(self.path("shade.h5"))
+        fig = figure(f)
+        ax = panel_axes(fig, "eigenvalues")
+        from matplotlib.patches import Polygon
+        spans = [p for p in ax.patches if isinstance(p, Polygon)]
+        self.assertEqual(len(spans), 1)
+        x = spans[0].get_xy()[:, 0]
+        self.assertEqual((x.min(), x.max()), (0.0, ax.get_xlim()[1]))
+        re = rollsim.load(f).linear["eigenvalues_real"]
+        self.assertGreater(ax.get_xlim()[1], np.max(np.abs(re)))
+        # In the report's three-panel layout (11.4 in wide) the title is not cut off.
+        from matplotlib.figure import Figure
+        rep = Figure(figsize=(11.4, 4.0), layout="constrained")
+        axs = rep.subplots(1, 3)
+        rollsim.plot._eigen_map(axs[2], rollsim.load(f).linear)
+        rep.canvas.draw()
+        title = axs[2].title.get_window_extent()
+        self.assertLessEqual(title.x1, rep.bbox.x1)
+        self.assertGreaterEqual(title.x0, rep.bbox.x0)
+
+    def test_two_input_bode_labelled(self):
+        f = synth.write_linear(self.path("two.h5"))
+        with h5py.File(f, "a") as h:
+            fr = h["linear/frequency_response"]
+            for key in ("magnitude_db", "phase_deg"):
+                one = fr[key][()]
+                del fr[key]
+                fr.create_dataset(key, data=np.vstack([one, one - 20.0]))  # [channel, frequency]
+            for key, names in (("input_names", ["force_x", "force_phi"]), ("output_names", ["x"])):
+                h["linear"].create_dataset(key, data=np.array(names, dtype=object), dtype=synth.STR)
+        r = rollsim.load(f)
+        fig = figure(r)
+        fr = r.linear["frequency_response"]
+        for panel, key in (("bode magnitude", "magnitude_db"), ("bode phase", "phase_deg")):
+            ax = panel_axes(fig, panel)
+            self.assertEqual(legend_texts(ax), ["force_x", "force_phi"])
+            self.assertEqual(ax.get_legend().get_title().get_text(), "input (output x)")
+            if key == "magnitude_db":
+                for line, row in zip(ax.get_lines(), fr[key]):
+                    np.testing.assert_array_equal(line.get_ydata(), row)
+        self.assertEqual(rollsim.plot.channel_labels({"input_names": ["u", "v"], "output_names": ["a", "b"]}, 4),
+                         ["u → a", "v → a", "u → b", "v → b"])  # channel = output * n_inputs + input
+
+    def test_modal_table_dashes_and_round_off(self):
+        f = synth.write_linear(self.path("modes.h5"))
+        with h5py.File(f, "a") as h:  # an undamped pair with a round-off real part, and a real root
+            lin = h["linear"]
+            lin["eigenvalues_real"][...] = [-5.77e-17 * 6.79, -5.77e-17 * 6.79, -4.0]
+            lin["eigenvalues_imag"][...] = [6.79, -6.79, 0.0]
+            lin["damping_ratio"][...] = [5.77e-17, 5.77e-17, np.nan]
+            lin["time_constant"][...] = [2.55e15, 2.55e15, 0.25]
+            lin["frequency_hz"][...] = [6.79 / (2 * np.pi), 6.79 / (2 * np.pi), np.nan]
+            lin["wavelength"][...] = [2 * np.pi / 6.79, 2 * np.pi / 6.79, np.nan]
+            del lin["stability"]
+            lin.create_dataset("stability", data=np.array(["undamped", "undamped", "damped"], dtype=object),
+                               dtype=synth.STR)
+        cells = panel_axes(figure(f), "modal table").tables[0].get_celld()
+        ncols = max(c for _, c in cells) + 1
+        header = [cells[(0, c)].get_text().get_text() for c in range(ncols)]
+        rows = [[cells[(i, c)].get_text().get_text() for c in range(ncols)] for i in (1, 2, 3)]
+        col = {h.rsplit("[", 1)[0].replace("\n", " ").strip(): k for k, h in enumerate(header)}
+        self.assertEqual(header[:4], ["λ", "frequency\n[Hz]", "ζ\n[-]", "time\nconstant\n[s]"])
+        self.assertEqual([row[col["ζ"]] for row in rows], ["0", "0", "-"])
+        self.assertEqual([row[col["time constant"]] for row in rows], ["-", "-", "0.25"])
+        self.assertEqual([row[col["frequency"]] for row in rows], ["1.081", "1.081", "-"])
+        self.assertEqual([row[col["λ"]] for row in rows], ["0+6.79j", "0-6.79j", "-4+0j"])
+        self.assertFalse([c for row in rows for c in row if "nan" in c or "e+15" in c or "e-17" in c])
+        # The round-off floor: the file's real_part_floor; a file without it, 256 ulps of its ||A||_F (the program's
+        # rule). A real part above the floor is kept.
+        lin = rollsim.load(f).linear
+        eps = np.finfo(float).eps
+        self.assertEqual(rollsim.plot.real_part_floor(lin), 256 * eps * np.linalg.norm(synth.LINEAR_A))
+        with h5py.File(f, "a") as h:
+            h["linear"].attrs["real_part_floor"] = 1e-20
+        lin = rollsim.load(f).linear
+        self.assertEqual(rollsim.plot.real_part_floor(lin), 1e-20)
+        self.assertEqual(rollsim.plot.modal_rows(lin)[0][:3], ["-3.918e-16+6.79j", "1.081", "5.77e-17"])
+        np.testing.assert_array_equal(rollsim.plot.zero_real_parts([1e-13, -1e-3, -3e-12], 3e-12), [0, -1e-3, 0])
+
+    def test_growth_figure(self):
+        f = synth.write_growth(self.path("growth.h5"))
+        floor = np.array([1e-9, 1.1e-9, 1.2e-9, 2e-9, 2.1e-9, 2.2e-9])
+        with h5py.File(f, "a") as h:
+            h["growth"].create_dataset("floor", data=floor)
+            h["growth/measured"][3:] = h["growth/measured"][:3]  # two modes on the same points
+        r = rollsim.load(f)
+        fig = figure(r)
+        title = fig._suptitle.get_text()
+        self.assertTrue(title.startswith("Growth check: "), title)
+        self.assertNotIn("linear analysis", title.splitlines()[0])
+        err = panel_axes(fig, "growth error")
+        floors = [line for line in err.get_lines() if line.get_linestyle() == "--" and len(line.get_xdata())]
+        self.assertEqual(len(floors), 2)  # one per mode, the file's values
+        np.testing.assert_array_equal(np.sort(np.r_[floors[0].get_ydata(), floors[1].get_ydata()]), np.sort(floor))
+        self.assertIn("integration-error floor (per mode)", legend_texts(err))
+        growth = panel_axes(fig, "growth")
+        measured = [line for line in growth.get_lines() if line.get_label().endswith("measured")]
+        self.assertEqual(len(measured), 2)
+        a, b = measured
+        self.assertNotEqual(a.get_marker(), b.get_marker())
+        np.testing.assert_array_equal(a.get_ydata(), b.get_ydata())  # the same values ...
+        self.assertTrue(np.all(a.get_xdata() != b.get_xdata()))      # ... drawn apart along epsilon
+        ratio = b.get_xdata() / a.get_xdata()
+        self.assertTrue(np.all((ratio > 1.0) & (ratio < 1.5)))
+
+    def test_sweep_draws_each_column_once(self):
+        f = synth.write_sweep(self.path("once.h5"), basin=False)
+        with h5py.File(f, "a") as h:  # runs that stop at the edge: t_final is t_edge
+            h["sweep/t_final"][...] = h["sweep/t_edge"][()]
+        r = rollsim.load(f)
+        self.assertEqual(rollsim.plot.sweep_metrics(r.sweep, r.swept_keys), ["t_edge", "energy_drift"])
+        self.assertEqual(figure(r).rollsim_panels, ["study t_edge", "study energy_drift"])
+
+
 @unittest.skipUnless(os.access(synth.BINARY, os.X_OK), f"needs the built program {synth.BINARY}")
 class RealRunFigures(TempDirCase):
     def run_file(self, name, scenario, *sets, command="run"):
@@ -307,6 +587,67 @@ class RealRunFigures(TempDirCase):
         fin = np.isfinite(y)
         self.assertTrue(np.all((y[fin] > -180) & (y[fin] <= 180)))
 
+    def test_coulomb_disk_events_and_ledger(self):
+        # The type B disk: 128 events, ticks on the strip and no line across a panel; its ledger E + D drawn as its
+        # deviation from the start.
+        f = self.run_file("disk_b.h5", "disk_type_b.toml")
+        r = rollsim.load(f)
+        self.assertEqual(len(r.events["time"]), 128)
+        fig = figure(r)
+        from matplotlib.collections import LineCollection
+        for name, ax in fig.rollsim_axes.items():
+            self.assertFalse([c for c in ax.collections if isinstance(c, LineCollection)], name)
+        ticks = sum(len(line.get_xdata()) for line in fig.rollsim_event_strip.get_lines())
+        self.assertEqual(ticks, 128)
+        self.assertIn("128 events", fig.rollsim_event_strip.get_title(loc="left"))
+        ax = panel_axes(fig, "energy drift")
+        balance = r.trajectory["total_energy"] + r.trajectory["dissipated_energy"]
+        np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), balance - balance[0])
+        self.assertEqual(ax.get_ylabel(), "(E + D) − (E + D)(0) [-]")
+
+    def test_modal_table_as_the_terminal(self):
+        # The figure's modal table shows what the terminal's shows: "-" in the same places, the same numbers to the
+        # figure's four digits, no round-off (the benchmark's undamped pair: damping ratio 0, time constant "-").
+        out = os.path.join(self.dir, "lin_table.h5")
+        printed = synth.rollsim("linearize", os.path.join(SCENARIOS, "tipping_table_linear.toml"), "-o", out).stdout
+        lines = printed.split("Modal table\n", 1)[1].splitlines()[1:]
+        terminal = [line.split()[1:5] for line in lines[:lines.index("")]]
+        r = rollsim.load(out)
+        rows = rollsim.plot.modal_rows(r.linear)
+        self.assertEqual(len(rows), len(terminal))
+        for drawn, shown in zip(rows, terminal):
+            self.assertEqual(len(drawn[1:5]), len(shown))
+            for cell, text in zip(drawn[1:5], shown):
+                self.assertEqual(cell, text if text == "-" else f"{float(text):.4g}", (drawn, shown))
+        by_class = {row[-1]: row for row in rows}
+        self.assertEqual(by_class["undamped"][1:5], ["1.081", "0", "-", "0.9252"])
+        self.assertEqual(by_class["unstable"][1:5], ["-", "-", "-0.2448", "-"])
+
+    def test_two_input_bode_of_the_user_carriage(self):
+        out = os.path.join(self.dir, "carriage_lin.h5")
+        synth.rollsim("linearize", os.path.join(SCENARIOS, "user_carriage_pendulum.toml"), "--set", "initial.phi=0",
+                      "-o", out)
+        r = rollsim.load(out)
+        self.assertEqual(list(r.linear["input_names"]), ["force_x", "force_phi"])
+        fig = figure(r)
+        for panel in ("bode magnitude", "bode phase"):
+            self.assertEqual(legend_texts(panel_axes(fig, panel)), ["force_x", "force_phi"])
+
+    def test_growth_floor_from_the_file(self):
+        out = os.path.join(self.dir, "growth.h5")
+        synth.rollsim("check", "growth", os.path.join(SCENARIOS, "tipping_table_linear.toml"), "-o", out)
+        r = rollsim.load(out)
+        fig = figure(r)
+        self.assertTrue(fig._suptitle.get_text().startswith("Growth check: "))
+        err = panel_axes(fig, "growth error")
+        floors = [line for line in err.get_lines() if line.get_linestyle() == "--" and len(line.get_xdata())]
+        modes = list(dict.fromkeys(r.growth["mode"]))
+        self.assertEqual(len(floors), len(modes))
+        for line, mode in zip(floors, modes):
+            sel = np.asarray(r.growth["mode"]) == mode
+            order = np.argsort(r.growth["epsilon"][sel])
+            np.testing.assert_array_equal(line.get_ydata(), r.growth["floor"][sel][order])
+
     def test_sweep_points(self):
         # The shipped sweep with --trajectories.
         out = os.path.join(self.dir, "edge_traj.h5")
@@ -320,8 +661,21 @@ class RealRunFigures(TempDirCase):
             self.assertAlmostEqual(p.trajectory["theta1"][-1], float(r.sweep["final_theta1"][i]), places=12)
         fig = figure(r)
         self.assertIn("point trajectories theta1", fig.rollsim_panels)
-        # Every point stops at the edge: t_final is the time to the edge.
-        self.assertEqual(panel_axes(fig, "study t_final").get_xscale(), "log")
+        # Every point stops at the edge: t_final is the time to the edge, drawn once, as t_edge.
+        np.testing.assert_array_equal(r.sweep["t_final"], r.sweep["t_edge"])
+        self.assertNotIn("study t_final", fig.rollsim_panels)
+        ax = panel_axes(fig, "study t_edge")
+        self.assertEqual(ax.get_xscale(), "log")
+        self.assertEqual(ax.get_ylabel(), "t edge [s]")
+        # The initial energy does not depend on the wheel inertia (the wheel starts at rest): one curve, not four
+        # drawn over each other.
+        ax = panel_axes(fig, "study energy_initial")
+        curves = [line for line in ax.get_lines() if len(line.get_xdata())]
+        self.assertEqual(len(curves), 1)
+        self.assertEqual(legend_texts(ax), ["the same for every wheel inertia"])
+        first = r.sweep["parameters.wheel_inertia"] == r.sweep["parameters.wheel_inertia"][0]
+        order = np.argsort(r.sweep["initial.theta1"][first])
+        np.testing.assert_array_equal(curves[0].get_ydata(), r.sweep["energy_initial"][first][order])
         mat = os.path.join(self.dir, "edge.mat")
         p = subprocess.run([sys.executable, os.path.join(synth.TOOLS, "h5tomat"), out, mat],
                            capture_output=True, text=True, timeout=300)

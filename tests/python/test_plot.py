@@ -19,13 +19,14 @@ import rollsim.plot
 PLOT = os.path.join(synth.TOOLS, "plot")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-# kind -> (panel names, number of matplotlib axes including colorbars)
-# The run panels follow the columns' roles (docs/python.md, "Signal roles"), never the model's name.
+# kind -> (panel names, number of matplotlib axes including colorbars and the event strip)
+# The run panels follow the columns' roles (docs/python.md, "Signal roles"), never the model's name; a run with
+# events has one more axes, the event strip above its panels.
 EXPECTED = {
     "table": (["states [rad]", "rates [rad/s]", "normal forces", "tangential forces", "friction demand",
-               "outputs [m]", "energy", "energy drift"], 8),
+               "outputs [m]", "energy", "energy drift"], 8 + 1),
     "disk": (["states [1]", "rates [1]", "phase portrait", "tangential forces", "slip velocities", "outputs [1]",
-              "outputs [m]", "outputs [m/s]", "energy", "energy drift"], 10),
+              "outputs [m]", "outputs [m/s]", "energy", "energy drift"], 10 + 1),
     "linear": (["bode magnitude", "eigenvalues", "bode phase", "modal table"], 4),
     "sweep_basin": (["basin map", "rolling radius map"], 3),
     "sweep_study": (["study t_edge", "study energy_drift"], 2),
@@ -107,11 +108,16 @@ class PlotTest(unittest.TestCase):
         self.assertEqual(fig.axes[0].get_xscale(), "log")
 
     def test_events_marked(self):
+        # Listed once, in the event strip (one row per kind with its count), in no panel's legend.
         r = rollsim.load(self.files["table"])
         fig = rollsim.plot.figures(r)[0]
-        legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-        self.assertIn("slip_onset (1)", legend)
-        self.assertIn("table_edge (1)", legend)
+        strip = fig.rollsim_event_strip
+        self.assertEqual([t.get_text() for t in strip.get_yticklabels()], ["slip_onset (1)", "table_edge (1)"])
+        self.assertTrue(strip.get_title(loc="left").startswith("2 events"))
+        for name, ax in fig.rollsim_axes.items():
+            legend = ax.get_legend()
+            texts = [t.get_text() for t in legend.get_texts()] if legend else []
+            self.assertFalse([t for t in texts if "slip_onset" in t or "table_edge" in t], name)
 
     def test_title_falls_back_to_file_name(self):
         path = os.path.join(self.tmp.name, "untitled.h5")
@@ -122,20 +128,26 @@ class PlotTest(unittest.TestCase):
         self.assertIn("untitled.h5", fig._suptitle.get_text())
         self.assertIn("rolling_disk", fig._suptitle.get_text())
 
-    def test_split_views(self):
+    def test_split_panels(self):
+        # --split: one file per panel, named after it (OUT-NAME.png).
         path = os.path.join(self.tmp.name, "table_and_linear.h5")
         synth.write_table(path)
         with h5py.File(self.files["linear"], "r") as src, h5py.File(path, "a") as dst:
             src.copy("linear", dst)
+        fig = rollsim.plot.figures(rollsim.load(path))[0]
+        self.assertEqual(len(fig.rollsim_panels), 12)
+        figs = rollsim.plot.figures(rollsim.load(path), split=True)
+        self.assertEqual([f.rollsim_panels for f in figs], [[n] for n in fig.rollsim_panels])
         out = os.path.join(self.tmp.name, "split.png")
         p = run_plot(path, "-o", out, "--split")
         self.assertEqual(p.returncode, 0, p.stderr)
-        second = os.path.join(self.tmp.name, "split-2.png")
-        self.assertEqual(p.stdout.split(), [out, second])
-        self.assertPng(out)
-        self.assertPng(second)
-        fig = rollsim.plot.figures(rollsim.load(path))[0]
-        self.assertEqual(len(fig.rollsim_panels), 12)
+        names = p.stdout.split()
+        self.assertEqual(len(names), 12)
+        self.assertEqual(names[0], os.path.join(self.tmp.name, "split-states-rad.png"))
+        self.assertEqual(names[-1], os.path.join(self.tmp.name, "split-modal-table.png"))
+        for name in names:
+            self.assertPng(name)
+        self.assertFalse(os.path.exists(out))
 
     def test_incomplete_file(self):
         out = os.path.join(self.tmp.name, "incomplete.png")
