@@ -491,3 +491,34 @@ TEST_CASE("summary: a long text item is shortened on the terminal and kept whole
   CHECK(text.find(shorten(symbols, 30, "symbols")) != std::string::npos);
   CHECK(text.find(symbols) == std::string::npos);
 }
+
+TEST_CASE("summary: no line of a run's summary ends in a space; a dimensionless item prints no unit") {
+  test::TempDir dir;
+  std::string text;
+  REQUIRE(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml -o " + (dir.path / "t.h5").string(),
+                           text) == 0);
+  std::istringstream lines(text);
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    INFO(line);
+    CHECK((line.empty() || line.back() != ' '));
+  }
+  CHECK(n > 5);
+  // energy_drift_rel has the unit "1": the number ends its line.
+  CHECK(std::regex_search(text, std::regex("\\nlargest energy drift, relative +[0-9.]+e[-+][0-9]+\\n")));
+}
+
+TEST_CASE("exit codes: a run refused at its start (the Painleve rod) exits 3 and writes no file, as the README says") {
+  const std::string readme = test::read_file(ROLLSIM_SOURCE_DIR "/README.md");
+  std::smatch row;
+  REQUIRE(std::regex_search(readme, row, std::regex("\\n\\| 3 \\| ([^\\n]+)\\|")));
+  CHECK(row[1].str().find("fails before its first sample") != std::string::npos);
+  CHECK(row[1].str().find("no result file written") != std::string::npos);
+  test::TempDir dir;
+  const std::string out = (dir.path / "rod.h5").string();
+  std::string text;
+  CHECK(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/painleve_rod.toml -o " + out, text) == kExitSolver);
+  CHECK(text.find("no result file written") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+}

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -434,11 +436,59 @@ TEST_CASE("linear: transmission zeros and steady-state gain of systems with know
   tall.D = Eigen::MatrixXd::Zero(2, 1);
   CHECK_THROWS_AS(lin::transmission_zeros(tall), std::invalid_argument);
 
-  // A singular A (an integrator): the gain is flagged and NaN.
+  // A singular A (an integrator): the gain is flagged and NaN, and the note says there is none.
   const lin::StateSpace integ = canonical({0, 1}, {1, 0}, 0.0);  // 1 / (s (s + 1))
   const lin::SteadyStateGain si = lin::steady_state_gain(integ);
   CHECK(si.a_singular);
   CHECK(std::isnan(si.gain(0, 0)));
+  CHECK_FALSE(si.exists());
+  CHECK(lin::steady_state_gain_note(si).rfind("none: ", 0) == 0);
+  CHECK(lin::steady_state_gain_note(sg).empty());  // a regular A needs no note
+}
+
+TEST_CASE("linear: a root at 0 of A that the input does not reach or the output does not see leaves a finite gain") {
+  // g1 = (s + 2)(s - 3) / ((s + 1)(s + 4)(s + 5)), gain -6/20, with a fourth state appended: its row and column of
+  // A are zero (a root at 0), as an energy ledger's state in a linearisation.
+  const lin::StateSpace g1 = canonical({20, 29, 10}, {-6, -1, 1}, 0.0);
+  auto with_zero_state = [&](double b4, double c4) {
+    lin::StateSpace s;
+    s.A = Eigen::MatrixXd::Zero(4, 4);
+    s.A.topLeftCorner(3, 3) = g1.A;
+    s.B = Eigen::MatrixXd::Zero(4, 1);
+    s.B.topRows(3) = g1.B;
+    s.B(3, 0) = b4;
+    s.C = Eigen::MatrixXd::Zero(1, 4);
+    s.C.leftCols(3) = g1.C;
+    s.C(0, 3) = c4;
+    s.D = g1.D;
+    return s;
+  };
+  // Not seen at the output (the input drives it: x4' = u): the transfer function is g1's.
+  const lin::SteadyStateGain unseen = lin::steady_state_gain(with_zero_state(1.0, 0.0));
+  CHECK(unseen.a_singular);
+  CHECK(unseen.gain(0, 0) == doctest::Approx(-6.0 / 20.0).epsilon(1e-13));
+  // Seen but not driven (y = g1's output + x4): still g1's.
+  CHECK(lin::steady_state_gain(with_zero_state(0.0, 1.0)).gain(0, 0) == doctest::Approx(-6.0 / 20.0).epsilon(1e-13));
+  CHECK(lin::steady_state_gain_note(unseen).find("cancels") != std::string::npos);
+  // Driven and seen: G = g1 + 1/s has a pole at 0, no steady state.
+  const lin::SteadyStateGain both = lin::steady_state_gain(with_zero_state(1.0, 1.0));
+  CHECK(std::isnan(both.gain(0, 0)));
+  CHECK(lin::steady_state_gain_note(both).rfind("none: ", 0) == 0);
+  // A double root at 0 (a Jordan block): x1' = x2 + u, x2' = 0. From u, y = x2 is 0 for every s (x2 is not driven);
+  // y = x1 is 1/s, no steady state. The root's eigenvector alone (x1) would not tell them apart.
+  lin::StateSpace jordan;
+  jordan.A = Eigen::MatrixXd::Zero(2, 2);
+  jordan.A(0, 1) = 1.0;
+  jordan.B = Eigen::MatrixXd::Zero(2, 1);
+  jordan.B(0, 0) = 1.0;
+  jordan.C = Eigen::MatrixXd::Zero(2, 2);
+  jordan.C(0, 1) = 1.0;  // y0 = x2
+  jordan.C(1, 0) = 1.0;  // y1 = x1
+  jordan.D = Eigen::MatrixXd::Zero(2, 1);
+  const lin::SteadyStateGain gj = lin::steady_state_gain(jordan);
+  CHECK(gj.gain(0, 0) == 0.0);
+  CHECK(std::isnan(gj.gain(1, 0)));
+  CHECK(lin::steady_state_gain_note(gj).rfind("none (NaN in the file) in 1 of 2 channels", 0) == 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,6 +500,7 @@ TEST_CASE("linear: transmission zeros and steady-state gain of systems with know
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/app/registry.hpp"
+#include "rollsim/io/hdf5.hpp"
 #include "support.hpp"
 
 namespace {
@@ -517,13 +568,92 @@ TEST_CASE("linear: carriage pendulum (minimal form) eigenvalues equal the roots 
   }
 }
 
+TEST_CASE("linear: an undamped pair's round-off real part is zero: damping ratio 0, time constant infinite") {
+  // The carriage pendulum without damping at its equilibrium: M0 q'' + K q = 0 (the case above) has the four roots
+  // +-i w1, +-i w2, so every real part the eigenvalue iteration returns is round-off.
+  const Linearized l = linearize_text("model = \"carriage_pendulum\"\nformulation = \"ode\"\n");
+  const lin::ModalTable& t = l.result.modal;
+  const double floor = lin::kRealPartFloorUlps * std::numeric_limits<double>::epsilon() * l.result.ss.A.norm();
+  CHECK(t.real_floor == floor);
+  REQUIRE(t.rows.size() == 4);
+  for (const auto& row : t.rows) {
+    CAPTURE(row.lambda);
+    CHECK(std::abs(row.real_rad_s) <= floor);
+    CHECK(row.damping_ratio == 0.0);
+    CHECK_FALSE(std::signbit(row.damping_ratio));
+    CHECK(std::isinf(row.time_constant_s));
+    CHECK(row.time_constant_s > 0);
+    CHECK(row.stability == lin::Stability::Undamped);
+  }
+  CHECK(l.result.rule.find("256 eps ||A||_F") != std::string::npos);
+  // Above the floor a real part is kept: a lightly damped pair keeps its damping ratio and time constant.
+  Eigen::VectorXcd z(4);
+  z << cd(-1e-11, 2.0), cd(-1e-11, -2.0), cd(-1e-13, 3.0), cd(-1e-13, -3.0);
+  const lin::ModalTable kept = lin::modal_table(z, {}, 1e-12);
+  CHECK(kept.rows[0].damping_ratio == doctest::Approx(1e-11 / std::abs(z(0))).epsilon(1e-12));
+  CHECK(kept.rows[0].time_constant_s == doctest::Approx(1e11).epsilon(1e-12));
+  CHECK(kept.rows[2].damping_ratio == 0.0);
+  CHECK(std::isinf(kept.rows[2].time_constant_s));
+}
+
 TEST_CASE("linear: the shipped carriage-pendulum linear scenario linearises and passes the growth check") {
   std::string out;
   const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/carriage_pendulum_linear.toml";
   CHECK(rollsim::test::run_binary("linearize " + scenario, out) == 0);
   CHECK(out.find("2 oscillatory, 0 damped, 2 undamped") != std::string::npos);
+  // Its modal table: an undamped row's damping ratio is 0 and its time constant, infinite, is printed "-".
+  const auto table = out.find("Modal table");
+  REQUIRE(table != std::string::npos);
+  std::istringstream rows(out.substr(table));
+  std::string line;
+  std::getline(rows, line);  // the title
+  std::getline(rows, line);  // the header
+  for (int k = 1; k <= 4; ++k) {
+    REQUIRE(std::getline(rows, line));
+    std::istringstream cells(line);
+    std::string no, f, zeta, tau, wl, cls;
+    cells >> no >> f >> zeta >> tau >> wl >> cls;
+    CHECK(no == std::to_string(k));
+    CHECK(std::stod(zeta) == 0.0);
+    CHECK(tau == "-");
+    CHECK(cls == "undamped");
+  }
+  // Its steady-state gain from the force: x = F / k in statics, phi unmoved (K = diag(k, m g l)).
+  CHECK(out.find("steady-state gain: 1.0000000000e-01 ") != std::string::npos);
   CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
   CHECK(out.find("PASS") != std::string::npos);
+}
+
+TEST_CASE("linear: rollsim linearize gives the gain where A's root at 0 cancels and says in words where none exists") {
+  // The damped carriage pendulum as a user model at phi = 0: its state work_forces (the damper's work) adds a root at
+  // 0 that the forces' linear part does not drive and x does not see, so the gain is the mechanics' alone: in
+  // statics K q = F with K = diag(k, m g l), so x = force_x / k (k = 10 N/m) and force_phi leaves x at 0.
+  rollsim::test::TempDir dir;
+  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/user_carriage_pendulum.toml";
+  const std::string out = (dir.path / "lin.h5").string();
+  std::string text;
+  REQUIRE(rollsim::test::run_binary("linearize " + scenario + " --set initial.phi=0 -o " + out, text) == 0);
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(text.find("steady-state gain: 1.0000000000e-01 ") != std::string::npos);
+  CHECK(text.find("so it cancels") != std::string::npos);
+  {
+    rollsim::h5::Handle f = rollsim::h5::open_file_readonly(out);
+    rollsim::h5::Handle g = rollsim::h5::open_group(f.get(), "linear");
+    const auto gain = rollsim::h5::read_vector(g.get(), "steady_state_gain");
+    REQUIRE(gain.size() == 2);
+    CHECK(gain[0] == doctest::Approx(1.0 / 10.0).epsilon(1e-12));
+    CHECK(std::abs(gain[1]) < 1e-12);
+  }
+  // A free carriage (k = 0): a constant force on it moves it without bound, so force_x has no steady state; the
+  // file's gain holds NaN there and its note says so.
+  REQUIRE(rollsim::test::run_binary("linearize " + scenario + " --set initial.phi=0 --set parameters.k=0 -o " + out,
+                                    text) == 0);
+  CHECK(text.find("steady-state gain: none ") != std::string::npos);
+  CHECK(text.find("no steady state") != std::string::npos);
+  rollsim::h5::Handle f = rollsim::h5::open_file_readonly(out);
+  rollsim::h5::Handle g = rollsim::h5::open_group(f.get(), "linear");
+  CHECK(std::isnan(rollsim::h5::read_vector(g.get(), "steady_state_gain")[0]));
+  CHECK(rollsim::h5::read_attr_string(g.get(), "steady_state_gain_note").rfind("none (NaN in the file)", 0) == 0);
 }
 
 TEST_CASE("linear: nonsmooth models and constrained formulations are refused with exit 2 and the reason") {

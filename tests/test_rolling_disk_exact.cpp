@@ -124,7 +124,7 @@ bool is_plus0minus0_tail(const std::string& s, std::size_t len) {
   return true;
 }
 
-constexpr double kJ = 0.4;  // solid disk
+constexpr double kJ = 0.4;  // a uniform solid sphere (2/5); a uniform disk has 1/2
 
 }  // namespace
 

@@ -432,3 +432,44 @@ TEST_CASE("user model: a linearisation's inputs are generalized forces, B = [0; 
 }
 
 }  // namespace rollsim
+
+namespace rollsim {
+
+TEST_CASE("user model: the carriage pendulum driven by F(t) = F0 sin(Omega t) follows the linear forced response") {
+  // Exercise 4:14 with its force (scenarios/user_carriage_pendulum_forced.toml), at a force so small that the motion
+  // is linear to 1e-7: M q'' + K q = (F0 sin(Omega t), 0) from rest, M = [[m + mc, m l], [m l, m l^2]],
+  // K = diag(k, m g l). In modal coordinates eta_i'' + w_i^2 eta_i = (f_i / M_i) sin(Omega t), so from rest
+  //   eta_i = f_i / M_i / (w_i^2 - Omega^2) (sin(Omega t) - Omega / w_i sin(w_i t)),
+  // with w_i^2 the roots of mc l mu^2 - (k l + (m + mc) g) mu + k g = 0, the mode shapes phi_i = (w_i^2 m l,
+  // k - w_i^2 (m + mc)) from the first row of (K - w_i^2 M) phi = 0, M_i = phi_i' M phi_i and f_i = F0 phi_i(x).
+  const double m = 0.5, mc = 1.0, l = 1.0, k = 10.0, g = 9.81, F0 = 1e-3, Om = 3.0;
+  const test::Run r = test::run_text(scenario("user_carriage_pendulum_forced.toml"),
+                                     {"parameters.F0=1e-3", "simulation.t_end=5", "simulation.output_dt=0.05"});
+  REQUIRE(r.result.completed());
+  const Columns col(r.scenario);
+  const double b = k * l + (m + mc) * g, disc = std::sqrt(b * b - 4 * mc * l * k * g);
+  double worst_x = 0, worst_phi = 0, size_x = 0, size_phi = 0;
+  for (std::size_t s = 0; s < r.rec.t.size(); ++s) {
+    const double t = r.rec.t[s];
+    double x = 0, phi = 0;
+    for (const double mu : {(b - disc) / (2 * mc * l), (b + disc) / (2 * mc * l)}) {
+      const double w = std::sqrt(mu), px = mu * m * l, pp = k - mu * (m + mc);
+      const double Mi = px * px * (m + mc) + 2 * px * pp * m * l + pp * pp * m * l * l;
+      const double eta = F0 * px / Mi / (mu - Om * Om) * (std::sin(Om * t) - Om / w * std::sin(w * t));
+      x += px * eta;
+      phi += pp * eta;
+    }
+    worst_x = std::max(worst_x, std::abs(col.at(r, s, "x") - x));
+    worst_phi = std::max(worst_phi, std::abs(col.at(r, s, "phi") - phi));
+    size_x = std::max(size_x, std::abs(x));
+    size_phi = std::max(size_phi, std::abs(phi));
+    CHECK(col.at(r, s, "force") == doctest::Approx(F0 * std::sin(Om * t)).epsilon(1e-12).scale(F0));
+  }
+  MESSAGE("forced carriage pendulum: max |x - x_linear| = " << worst_x << " m of " << size_x << ", phi " << worst_phi
+                                                           << " rad of " << size_phi);
+  CHECK(size_x > 1e-4);
+  CHECK(worst_x < 1e-6 * size_x);
+  CHECK(worst_phi < 1e-6 * size_phi);
+}
+
+}  // namespace rollsim

@@ -19,11 +19,13 @@ void Recorder::on_start(const RunInfo& info) {
   for (const auto& s : info.system->states()) {
     state_names.push_back(s.name);
     units[s.name] = s.unit;
+    descriptions[s.name] = s.description;
     columns[s.name];
   }
   for (const auto& s : info.system->outputs()) {
     output_names.push_back(s.name);
     units[s.name] = s.unit;
+    descriptions[s.name] = s.description;
     columns[s.name];
   }
 }
@@ -81,12 +83,24 @@ Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareToler
     SignalDifference d;
     d.name = name;
     d.unit = a.units.count(name) ? a.units.at(name) : "";
+    d.description = a.descriptions.count(name) ? a.descriptions.at(name) : "";
     const auto& ca = a.column(name);
     const auto& cb = b.column(name);
     for (const auto& [i, j] : pairs) {
+      const bool nan_a = std::isnan(ca[i]), nan_b = std::isnan(cb[j]);
+      if (nan_a || nan_b) {
+        if (d.undefined_both + d.undefined_one == 0) d.undefined_from = a.time[i];
+        d.undefined_to = a.time[i];
+        ++(nan_a && nan_b ? d.undefined_both : d.undefined_one);
+        if (nan_a != nan_b && d.max_abs < INFINITY) {  // defined in one run only: an infinite difference
+          d.max_abs = INFINITY;
+          d.at_t = a.time[i];
+        }
+        continue;
+      }
       const double e = std::abs(ca[i] - cb[j]);
-      if (e > d.max_abs || std::isnan(e)) {
-        d.max_abs = std::isnan(e) ? INFINITY : e;
+      if (e > d.max_abs) {
+        d.max_abs = e;
         d.at_t = a.time[i];
       }
     }
@@ -101,6 +115,11 @@ Comparison compare_runs(const Recorder& a, const Recorder& b, const CompareToler
     else
       c.others.push_back(diff(name));
   }
+  // A judged signal is defined wherever both runs have a sample: NaN in both would otherwise pass unseen.
+  for (const auto* rows : {&c.states, &c.forces})
+    for (const auto& d : *rows)
+      if (d.undefined_both > 0)
+        c.problems.push_back(d.name + " is NaN in both runs at " + std::to_string(d.undefined_both) + " samples");
   for (const auto& d : c.states)
     if (d.max_abs >= c.max_state) {
       c.max_state = d.max_abs;

@@ -138,21 +138,26 @@ EigenResult eigen_analysis(const Eigen::MatrixXd& A, const Tolerances& tol) {
   return res;
 }
 
-ModalTable modal_table(const Eigen::VectorXcd& roots, const Tolerances& tol) {
+double real_part_floor(const Eigen::MatrixXd& A) { return kRealPartFloorUlps * kEps * A.norm(); }
+
+ModalTable modal_table(const Eigen::VectorXcd& roots, const Tolerances& tol, double real_floor) {
   ModalTable t;
+  t.real_floor = real_floor;
   t.counts.degrees_of_freedom = static_cast<int>(roots.size() / 2);
   for (Eigen::Index k = 0; k < roots.size(); ++k) {
-    const cd l = roots(k);
+    const cd computed = roots(k);
+    // A real part within the round-off floor is zero: its sign is not the computation's to decide.
+    const cd l = std::abs(computed.real()) <= real_floor ? cd(0.0, computed.imag()) : computed;
     ModalRow r;
-    r.lambda = l;
-    r.real_rad_s = l.real();
-    r.imag_rad_s = l.imag();
-    r.real_hz = l.real() / kTwoPi;
-    r.imag_hz = l.imag() / kTwoPi;
+    r.lambda = computed;
+    r.real_rad_s = computed.real();
+    r.imag_rad_s = computed.imag();
+    r.real_hz = computed.real() / kTwoPi;
+    r.imag_hz = computed.imag() / kTwoPi;
     r.oscillatory = is_oscillatory(l, tol);
     r.stability = classify(l, tol);
     r.natural_frequency_hz = r.oscillatory ? std::abs(l) / kTwoPi : kNaN;
-    r.damping_ratio = r.oscillatory ? -l.real() / std::abs(l) : kNaN;
+    r.damping_ratio = !r.oscillatory ? kNaN : l.real() == 0.0 ? 0.0 : -l.real() / std::abs(l);  // +0, never -0
     r.time_constant_s = l.real() == 0.0 ? kInf : -1.0 / l.real();
     r.wavelength_s = r.oscillatory ? kTwoPi / std::abs(l.imag()) : kNaN;
     t.rows.push_back(r);
@@ -171,7 +176,7 @@ ModalTable modal_table(const Eigen::VectorXcd& roots, const Tolerances& tol) {
   return t;
 }
 
-std::string classification_rule(const Tolerances& tol) {
+std::string classification_rule(const Tolerances& tol, double real_floor) {
   std::ostringstream s;
   s << "Root classification, lambda = sigma + i*omega [rad/s], with tol_abs = " << fmt("%.3g", tol.abs)
     << " rad/s, tol_rel = " << fmt("%.3g", tol.rel) << " and thr = tol_abs + tol_rel*|lambda|: "
@@ -180,7 +185,10 @@ std::string classification_rule(const Tolerances& tol) {
     << "(the real part is then taken as zero). "
     << "An oscillatory conjugate pair is one mode, every other root is one mode; "
     << "degrees of freedom = number of states / 2. "
-    << "Damping ratio, time constant and frequencies are computed from the unrounded root.";
+    << "A real part within the round-off floor |sigma| <= " << fmt("%.0f", kRealPartFloorUlps)
+    << " eps ||A||_F = " << fmt("%.3g", real_floor)
+    << " rad/s is zero: damping ratio 0 and time constant infinite (printed \"-\"); above it the damping ratio, "
+    << "time constant and frequencies are computed from the root as computed (the eigenvalue columns).";
   return s.str();
 }
 

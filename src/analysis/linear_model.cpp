@@ -140,10 +140,11 @@ LinearResult linearize_system(const HybridSystem& system, const LinearOptions& o
   reduce_linearization(full, G, opt, all, pick, opt.outputs.empty(), sc, r);
 
   r.eig = linear::eigen_analysis(r.ss.A, opt.tolerances);
-  r.modal = linear::modal_table(r.eig.values, opt.tolerances);
+  const double real_floor = linear::real_part_floor(r.ss.A);
+  r.modal = linear::modal_table(r.eig.values, opt.tolerances, real_floor);
   r.modal.counts.degrees_of_freedom =
       r.states.reduced() ? static_cast<int>(r.states.kept.size() / 2) : lin->degrees_of_freedom();
-  r.rule = linear::classification_rule(opt.tolerances);
+  r.rule = linear::classification_rule(opt.tolerances, real_floor);
   r.poles = linear::poles(r.ss, opt.tolerances);
   if (r.ss.inputs() == r.ss.outputs() && r.ss.inputs() > 0) r.zeros = linear::transmission_zeros(r.ss);
   r.gain = linear::steady_state_gain(r.ss);

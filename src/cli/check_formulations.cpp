@@ -15,10 +15,36 @@ struct CheckArgs {
   std::vector<std::string> sets;
 };
 
-void print_rows(const char* title, const std::vector<SignalDifference>& rows) {
+/// The widths of the table of largest differences: signal, |DAE - ODE|, unit (in brackets), time.
+constexpr const char* kRowFormat = "  %-22s %11s  %-9s %10s%s\n";
+
+std::string bracketed_unit(const std::string& unit) { return "[" + (unit.empty() ? std::string("1") : unit) + "]"; }
+
+/// One section of the table; a signal undefined (NaN) at some samples is marked with a footnote below the section,
+/// which counts them and quotes the signal's description (which says where it is undefined).
+/// `marks` numbers the footnotes across the sections.
+void print_rows(const char* title, const std::vector<SignalDifference>& rows, int& marks) {
   std::printf("%s\n", title);
-  for (const auto& d : rows)
-    std::printf("  %-22s %.3e %-6s at t = %.6f s\n", d.name.c_str(), d.max_abs, d.unit.c_str(), d.at_t);
+  std::vector<std::string> notes;
+  for (const auto& d : rows) {
+    char diff[32], at[32];
+    std::snprintf(diff, sizeof diff, "%.3e", d.max_abs);
+    std::snprintf(at, sizeof at, "%.6f", d.at_t);
+    const bool undefined = d.undefined_both + d.undefined_one > 0;
+    if (undefined) {
+      char b[160];
+      std::snprintf(b, sizeof b, " at %zu samples (t = %.6f to %.6f s)", d.undefined_both + d.undefined_one,
+                    d.undefined_from, d.undefined_to);
+      std::string note = "  (" + std::to_string(++marks) + ") NaN in " +
+                         (d.undefined_one == 0 ? "both runs" : "one run only") + b +
+                         (d.undefined_one == 0 ? ", left out of the difference" : ": an infinite difference");
+      if (!d.description.empty()) note += "; " + d.name + " is " + d.description;
+      notes.push_back(note);
+    }
+    const std::string mark = undefined ? "  (" + std::to_string(marks) + ")" : "";
+    std::printf(kRowFormat, d.name.c_str(), diff, bracketed_unit(d.unit).c_str(), at, mark.c_str());
+  }
+  for (const auto& n : notes) std::printf("%s\n", n.c_str());
 }
 
 int check_formulations_command(const CheckArgs& a) {
@@ -31,16 +57,20 @@ int check_formulations_command(const CheckArgs& a) {
               fc.ode.result.t_final, fc.ode.result.stats.method.c_str(), fc.dae.result.termination.c_str(),
               fc.dae.result.t_final, fc.dae.result.stats.method.c_str());
   std::printf("common samples   %zu\n", c.n_common_samples);
-  print_rows("largest differences, states (DAE - ODE)", c.states);
-  print_rows("largest differences, forces", c.forces);
-  print_rows("largest differences, other outputs (not judged)", c.others);
+  std::printf("largest differences at the common samples\n");
+  std::printf(kRowFormat, "signal", "|DAE - ODE|", "unit", "at t [s]", "");
+  int marks = 0;
+  print_rows("states (judged)", c.states, marks);
+  print_rows("forces (judged)", c.forces, marks);
+  print_rows("other outputs (not judged)", c.others, marks);
   std::printf("events\n");
   for (const auto& e : c.events)
     std::printf("  %-22s ODE %.12f s  DAE %.12f s  difference %.3e s\n", e.kind.c_str(), e.t_a, e.t_b, e.t_b - e.t_a);
   for (const auto* run : {&fc.ode, &fc.dae})
     for (const auto& it : run->result.summary)
       if (it.key == "energy_drift_abs" || it.key.rfind("constraint_", 0) == 0)
-        std::printf("%s %-22s %.3e %s\n", run == &fc.ode ? "ODE" : "DAE", it.key.c_str(), it.number, it.unit.c_str());
+        std::printf("%s %-22s %.3e%s%s\n", run == &fc.ode ? "ODE" : "DAE", it.key.c_str(), it.number,
+                    it.unit.empty() ? "" : " ", it.unit.c_str());
   std::printf("tolerances       state %.1e, force %.1e N, event time %.1e s\n", fc.tol.state, fc.tol.force,
               fc.tol.event_time);
   std::printf("largest          state %.3e (%s), force %.3e N (%s), event time %.3e s (%s)\n", c.max_state,

@@ -89,7 +89,8 @@ void print_summary(const RunResult& res, const std::string& out_path) {
     else if (std::isnan(it.number))
       std::printf("%-40s -\n", label.c_str());
     else
-      std::printf("%-40s %.6e %s\n", label.c_str(), it.number, it.unit == "1" ? "" : it.unit.c_str());
+      std::printf("%-40s %.6e%s%s\n", label.c_str(), it.number, it.unit.empty() || it.unit == "1" ? "" : " ",
+                  it.unit == "1" ? "" : it.unit.c_str());
   }
   std::printf("solver           %s, rtol %.1e, atol %.1e\n", res.stats.method.c_str(), res.stats.rtol, res.stats.atol);
   std::printf("solver work     ");

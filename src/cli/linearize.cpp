@@ -21,8 +21,10 @@ struct LinArgs {
   bool allow_non_equilibrium = false;
 };
 
+/// A table cell: "-" for a value that does not exist (NaN: not oscillatory) or is infinite (the time constant of a
+/// root that neither grows nor decays).
 std::string num(double v, const char* fmt = "%.10e") {
-  if (std::isnan(v)) return "-";
+  if (!std::isfinite(v)) return "-";
   char b[40];
   std::snprintf(b, sizeof b, fmt, v);
   return b;
@@ -106,10 +108,16 @@ void print_result(const LinearResult& r, const std::string& out) {
     std::printf(" none");
   for (auto z : r.zeros.zeros) std::printf("  %s", complex_text(z).c_str());
   std::printf("\n  steady-state gain:");
-  if (r.gain.a_singular) std::printf(" undetermined (A is singular)");
-  else
-    for (Eigen::Index i = 0; i < r.gain.gain.size(); ++i) std::printf(" %.10e", r.gain.gain.data()[i]);
-  std::printf("\n");
+  const std::string gain_note = linear::steady_state_gain_note(r.gain);
+  if (r.gain.gain.size() > 0 && !r.gain.gain.array().isFinite().any()) {
+    std::printf(" %s\n", gain_note.c_str());
+  } else {
+    for (Eigen::Index i = 0; i < r.gain.gain.rows(); ++i)
+      for (Eigen::Index j = 0; j < r.gain.gain.cols(); ++j)
+        std::printf(" %s", std::isfinite(r.gain.gain(i, j)) ? num(r.gain.gain(i, j)).c_str() : "none");
+    std::printf(r.gain.gain.size() > 1 ? " (outputs x inputs, row by row)\n" : "\n");
+    if (!gain_note.empty()) std::printf("    %s\n", gain_note.c_str());
+  }
   if (!r.response.frequency_hz.empty())
     std::printf("  frequency response: %zu points from %g Hz to %g Hz (%s)\n", r.response.frequency_hz.size(),
                 r.response.frequency_hz.front(), r.response.frequency_hz.back(),

@@ -17,6 +17,9 @@ struct RunArgs {
   bool quiet = false;
 };
 
+/// What a failure before the first sample adds to its message.
+const std::string kNoResultFile = "; no result file written";
+
 /// The words for a failed run's status on the terminal.
 const char* failure_label(const std::string& status) {
   return status == "audit_failure" ? "self-audit failed (docs/audit.md)" : "solver failure";
@@ -26,7 +29,12 @@ int run_command(const RunArgs& a) {
   // Every input check (the scenario, the system with its initial state and mode, the options, the output
   // path) comes before the result file is created.
   const Scenario sc = load_scenario(a.scenario, a.sets);
-  auto system = build_system(sc);
+  std::unique_ptr<HybridSystem> system;
+  try {
+    system = build_system(sc);
+  } catch (const SolverError& e) {  // a start the model refuses (the Painleve rod: no consistent contact mode)
+    throw SolverError(e.what() + kNoResultFile);
+  }
   const SimulationOptions opt = simulation_options(sc);
   const std::string out = output_path(sc, a.out);
   if (sc.raw_tables.count("sweep"))
@@ -43,13 +51,13 @@ int run_command(const RunArgs& a) {
     if (!file.has_data()) {
       // Stopped before the first sample: nothing to keep, and an existing file of the same name stays.
       file.discard();
-      const char* no_file = "; no result file written";
       if (res.status == "interrupted") {
-        std::fprintf(stderr, "rollsim: interrupted before the first sample%s\n", no_file);
+        std::fprintf(stderr, "rollsim: interrupted before the first sample%s\n", kNoResultFile.c_str());
         return kExitInterrupted;
       }
       if (res.status == "solver_failure" || res.status == "audit_failure") {
-        std::fprintf(stderr, "rollsim: %s: %s%s\n", failure_label(res.status), res.message.c_str(), no_file);
+        std::fprintf(stderr, "rollsim: %s: %s%s\n", failure_label(res.status), res.message.c_str(),
+                     kNoResultFile.c_str());
         return kExitSolver;
       }
       throw std::logic_error("the run ended with status " + res.status + " before its first sample");
@@ -59,7 +67,7 @@ int run_command(const RunArgs& a) {
     // A write failed during the run (disk full, file-size limit, ...): keep what can be kept, marked incomplete.
     if (ProgressBar::enabled() && !a.quiet) ProgressBar::clear();
     writer.release();  // no dataset may stay open once the file is closed
-    std::string kept = "; no result file written (an earlier " + out + ", if any, is unchanged)";
+    std::string kept = kNoResultFile + (" (an earlier " + out + ", if any, is unchanged)");
     try {
       if (file.has_data()) {
         file.close(false, "io_error");

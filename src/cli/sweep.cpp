@@ -242,6 +242,12 @@ int sweep_command(const SweepArgs& a) {
                   spec.axes.size(), spec.axes.size() == 1 ? "" : "s", world.size(), world.size() == 1 ? "" : "s",
                   threads, threads == 1 ? "" : "s");
       std::printf("ok               %zu\n", n_ok);
+      for (const auto& t : table.tallies()) {  // a class the points fall into (the disk's orbit type A, B)
+        std::string counts;
+        for (const auto& [value, n] : t.counts)
+          counts += (counts.empty() ? "" : ", ") + value + " " + std::to_string(n);
+        std::printf("%-16s %s\n", t.key.c_str(), counts.c_str());
+      }
       if (n_input) std::printf("input_error      %zu\n", n_input);
       if (n_solver) std::printf("solver_failure   %zu\n", n_solver);
       if (n_audit) std::printf("audit_failure    %zu (the self-audit refused the run: docs/audit.md)\n", n_audit);

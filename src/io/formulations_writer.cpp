@@ -11,6 +11,7 @@ namespace {
 void write_signals(hid_t parent, const Comparison& c) {
   std::vector<std::string> kind, name, unit;
   std::vector<double> diff, at;
+  std::vector<long long> nan_both, nan_one;
   for (const auto& [k, rows] : {std::pair{"state", &c.states}, {"force", &c.forces}, {"other", &c.others}})
     for (const auto& d : *rows) {
       kind.push_back(k);
@@ -18,14 +19,22 @@ void write_signals(hid_t parent, const Comparison& c) {
       unit.push_back(d.unit);
       diff.push_back(d.max_abs);
       at.push_back(d.at_t);
+      nan_both.push_back(static_cast<long long>(d.undefined_both));
+      nan_one.push_back(static_cast<long long>(d.undefined_one));
     }
   h5::Handle g = h5::create_group(parent, "signals");
   const hid_t id = g.get();
   h5::write_strings(id, "kind", kind, "state (judged against state_tol), force (force_tol) or other (not judged)");
   h5::write_strings(id, "name", name, "signal: a state of the ODE, a state or output of the same name in the DAE");
   h5::write_strings(id, "unit", unit, "unit of the signal and of its difference");
-  h5::write_vector(id, "max_abs_difference", diff, "", "largest |DAE - ODE| over the common samples, in the unit of dataset unit");
+  h5::write_vector(id, "max_abs_difference", diff, "",
+                   "largest |DAE - ODE| over the common samples where both runs define the signal (+inf where one run "
+                   "only does), in the unit of dataset unit");
   h5::write_vector(id, "at_time", at, "s", "time of the largest difference");
+  h5::write_ints(id, "undefined_both", nan_both,
+                 "common samples where the signal is NaN in both runs (undefined there, as its description says): "
+                 "left out of the difference");
+  h5::write_ints(id, "undefined_one", nan_one, "common samples where the signal is NaN in one run only");
 }
 
 }  // namespace

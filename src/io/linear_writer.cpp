@@ -43,6 +43,7 @@ void write_linear(hid_t root, const LinearResult& r) {
   h5::write_attr(id, "n_unstable", static_cast<long long>(r.modal.counts.unstable));
   h5::write_attr(id, "n_rigid_body", static_cast<long long>(r.modal.counts.rigid_body));
   h5::write_attr(id, "equilibrium_residual", r.equilibrium_residual);
+  h5::write_attr(id, "real_part_floor", r.modal.real_floor);
   if (!r.reference.empty()) {
     h5::write_attr(id, "reference", r.reference_label);
     h5::write_attr(id, "reference_error", r.reference_error);
@@ -105,8 +106,10 @@ void write_linear(hid_t root, const LinearResult& r) {
   h5::write_vector(id, "eigenvalues_real_hz", rehz, "Hz", "eigenvalue real parts / 2 pi");
   h5::write_vector(id, "eigenvalues_imag_hz", imhz, "Hz", "eigenvalue imaginary parts / 2 pi");
   h5::write_vector(id, "frequency_hz", fn, "Hz", "natural frequency |lambda| / 2 pi (NaN: not oscillatory)");
-  h5::write_vector(id, "damping_ratio", zeta, "1", "-Re(lambda) / |lambda| (NaN: not oscillatory)");
-  h5::write_vector(id, "time_constant", tau, "s", "-1 / Re(lambda) (negative: unstable)");
+  h5::write_vector(id, "damping_ratio", zeta, "1",
+                   "-Re(lambda) / |lambda| (NaN: not oscillatory; 0 where |Re(lambda)| <= real_part_floor)");
+  h5::write_vector(id, "time_constant", tau, "s",
+                   "-1 / Re(lambda) (negative: unstable; +inf where |Re(lambda)| <= real_part_floor)");
   h5::write_vector(id, "wavelength", wl, "s", "2 pi / |Im(lambda)| (NaN: not oscillatory)");
   h5::write_strings(id, "stability", stab, "damped, undamped, unstable or rigid body");
   const auto n = static_cast<std::size_t>(r.eig.vectors.rows());
@@ -115,7 +118,15 @@ void write_linear(hid_t root, const LinearResult& r) {
   (void)n;
   complex_list(id, "poles", r.poles, "transfer-function poles");
   complex_list(id, "zeros", r.zeros.zeros, "transmission zeros");
-  matrix(id, "steady_state_gain", r.gain.gain, "D - C A^-1 B (NaN when A is singular)");
+  // The gain: absent when no channel has one; the note says why (or why A's root at 0 cancels).
+  const std::string gain_note = linear::steady_state_gain_note(r.gain);
+  if (!gain_note.empty()) h5::write_attr(id, "steady_state_gain_note", gain_note);
+  if (r.gain.gain.size() == 0 || r.gain.gain.array().isFinite().any())
+    matrix(id, "steady_state_gain", r.gain.gain,
+           std::string("D - C A^-1 B, [output, input]") +
+               (!r.gain.a_singular ? ""
+                : r.gain.exists()  ? " of each channel's minimal realization (A is singular: steady_state_gain_note)"
+                                   : "; NaN where a pole at s = 0 leaves no steady state (steady_state_gain_note)"));
 
   if (!r.response.channels.empty()) {
     h5::Handle fr = h5::create_group(id, "frequency_response");

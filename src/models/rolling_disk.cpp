@@ -160,7 +160,8 @@ class DiskSummarizer final : public Summarizer {
     items.reserve(11);
     items.push_back({"classification", 0,
                      classify(record_.symbols, radii_, final_mode_, final_radius, radius_error(), exact_), "",
-                     "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false});
+                     "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false,
+                     /*tallied=*/true});
     items.push_back({"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false});
     items.push_back({"energy_initial", e0_, "", eu, "initial energy E(0)", false});
     items.push_back({"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false});

@@ -707,6 +707,7 @@ std::size_t TableBuilder::column(const SummaryItem& it, bool text, std::size_t& 
     item.unit = it.unit;
     item.label = it.label;
     item.text = text;
+    item.tallied = it.tallied;
     if (item.text) item.strings.assign(rows_ - first_, "");
     else item.numbers.assign(rows_ - first_, NAN);
     at = items_.size();
@@ -790,7 +791,15 @@ void TableBuilder::add(std::size_t i, PointResult&& r) {
   for (auto& item : items_) {  // items this point did not report
     if (item.text && item.strings.size() < rows_ - first_) item.strings.push_back("");
     if (!item.text && item.numbers.size() < rows_ - first_) item.numbers.push_back(NAN);
+    if (item.tallied && item.text && !item.strings.back().empty()) ++item.counts[item.strings.back()];
   }
+}
+
+std::vector<TableBuilder::Tally> TableBuilder::tallies() const {
+  std::vector<Tally> out;
+  for (const auto& item : items_)
+    if (item.tallied && !item.counts.empty()) out.push_back({item.key, item.counts});
+  return out;
 }
 
 std::vector<Column> TableBuilder::take_block() {
@@ -939,7 +948,7 @@ void encode(std::size_t index, const PointResult& r, std::string& b) {
     put_str(b, it.text);
     put_str(b, it.unit);
     put_str(b, it.label);
-    put_u64(b, it.is_integer ? 1 : 0);
+    put_u64(b, (it.is_integer ? 1u : 0u) | (it.tallied ? 2u : 0u));
   }
   put_u64(b, r.has_trajectory ? 1 : 0);
   if (r.has_trajectory) {
@@ -984,7 +993,9 @@ void decode(const std::string& buf, std::vector<std::size_t>& index, std::vector
       it.text = rd.str();
       it.unit = rd.str();
       it.label = rd.str();
-      it.is_integer = rd.u64() != 0;
+      const auto flags = rd.u64();
+      it.is_integer = (flags & 1u) != 0;
+      it.tallied = (flags & 2u) != 0;
     }
     r.has_trajectory = rd.u64() != 0;
     if (r.has_trajectory) {

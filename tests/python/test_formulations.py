@@ -33,13 +33,19 @@ def printed(stdout):
         if m:
             out["n_common_samples"] = int(m[1])
             continue
-        m = re.match(r"^largest differences, (states|forces|other outputs)", line)
+        m = re.match(r"^(states|forces|other outputs) \((judged|not judged)\)$", line)
         if m:
             table = {"states": "state", "forces": "force", "other outputs": "other"}[m[1]]
             continue
-        m = re.match(rf"^  (\S+)\s+{NUM} (\S*)\s+at t = (\S+) s$", line)
+        m = re.match(rf"^  (\S+)\s+{NUM}  \[(.*?)\]\s+(\S+)(?:  \((\d+)\))?$", line)
         if m and table:
             out["signals"][m[1]] = (table, m[2], m[3], m[4])
+            if m[5]:
+                out.setdefault("marks", {})[m[1]] = m[5]
+            continue
+        m = re.match(r"^  \((\d+)\) (.*)$", line)
+        if m and table:
+            out.setdefault("notes", {})[m[1]] = m[2]
             continue
         m = re.match(rf"^  (\S+)\s+ODE (\S+) s  DAE (\S+) s  difference {NUM} s$", line)
         if m:
@@ -80,8 +86,13 @@ class FormulationsFile(unittest.TestCase):
         self.assertEqual(sorted(sig["name"]), sorted(t["signals"]))
         for i, name in enumerate(sig["name"]):
             kind, diff, unit, at = t["signals"][name]
-            self.assertEqual((sig["kind"][i], f"{sig['max_abs_difference'][i]:.3e}", sig["unit"][i],
+            self.assertEqual((sig["kind"][i], f"{sig['max_abs_difference'][i]:.3e}", sig["unit"][i] or "1",
                               f"{sig['at_time'][i]:.6f}"), (kind, diff, unit, at), name)
+            # A signal undefined at some samples is marked, and its footnote counts them as the file does.
+            undefined = int(sig["undefined_both"][i]) + int(sig["undefined_one"][i])
+            self.assertEqual(name in t.get("marks", {}), undefined > 0, name)
+            if undefined:
+                self.assertIn(f" at {undefined} samples ", t["notes"][t["marks"][name]], name)
         ev = fo["events"]
         self.assertEqual([(str(k), f"{a:.12f}", f"{b:.12f}", f"{d:.3e}") for k, a, b, d in
                           zip(ev["kind"], ev["time_ode"], ev["time_dae"], ev["difference"])], t["events"])
@@ -121,6 +132,39 @@ class FormulationsFile(unittest.TestCase):
         self.assertEqual(list(fo["within"]), [1, 1, 1])
         self.assertEqual(len(fo["problems"]), 0)
         self.assertGreater(len(fo["events"]["kind"]), 0)
+
+    def test_table_of_differences_is_aligned_and_explains_nan(self):
+        stdout, r = self.run_check(expect=0)
+        lines = stdout.splitlines()
+        header = next(line for line in lines if line.lstrip().startswith("signal "))
+        diff_end = header.index("|DAE - ODE|") + len("|DAE - ODE|")
+        unit_at = header.index("unit")
+        time_end = header.index("at t [s]") + len("at t [s]")
+        rows = [line for line in lines if re.match(rf"^  \S+\s+{NUM}  \[", line)]
+        self.assertGreater(len(rows), 8)
+        for line in rows:
+            cells = re.match(rf"^  \S+\s+({NUM})  (\[\S*\])\s+(\S+)", line)
+            self.assertEqual(cells.end(1), diff_end, line)   # the numbers end under the header's |DAE - ODE|
+            self.assertEqual(cells.start(3), unit_at, line)  # the units, in brackets, start under "unit"
+            self.assertEqual(cells.end(4), time_end, line)   # the times end under "at t [s]"
+            self.assertNotIn("inf", cells[1], line)
+        # The friction demand |T_c|/N is NaN where the normal force is not positive (its description says so): after
+        # the lift-off, in both runs. Those samples are the grid points between the lift-off and the table edge
+        # (the edge itself is an event sample of slightly different time in each run, so not a common sample).
+        ev = r.formulations["events"]
+        t_lift = float(ev["time_ode"][list(ev["kind"]).index("lift_off")])
+        t_edge = float(ev["time_ode"][list(ev["kind"]).index("table_edge")])
+        dt = r.param("simulation.output_dt")
+        expected = int(np.floor(t_edge / dt + 1e-9)) - int(np.floor(t_lift / dt + 1e-9))
+        mark = next(line for line in rows if line.split()[0] == "friction_demand").split()[-1]
+        note = next(line for line in lines if line.startswith(f"  {mark} "))
+        self.assertIn(f"NaN in both runs at {expected} samples", note)
+        self.assertIn("left out of the difference", note)
+        self.assertIn("NaN where normal_force <= 0", note)
+        sig = r.formulations["signals"]
+        k = list(sig["name"]).index("friction_demand")
+        self.assertEqual((int(sig["undefined_both"][k]), int(sig["undefined_one"][k])), (expected, 0))
+        self.assertTrue(np.isfinite(sig["max_abs_difference"][k]))
 
     def test_fail_matches_terminal(self):
         stdout, r = self.run_check("check.force_tol=1e-12", expect=1)

@@ -1,6 +1,7 @@
 """tools/h5tomat writes a .mat file that scipy.io.loadmat reads back with equal values."""
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -136,6 +137,27 @@ class H5ToMatTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         simple = scipy.io.loadmat(out, simplify_cells=True)
         self.assertEqual(simple["provenance"]["completed"], 0)
+
+    def test_success_prints_one_line_and_quiet_nothing(self):
+        # tools/h5tomat says what it wrote: the file and the variables that hold data (a table run has no /linear:
+        # its variable is [] and is not named); -q prints nothing, as `rollsim run -q` does.
+        out = os.path.join(self.tmp.name, "said.mat")
+        p = convert(self.files["table"], out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        lines = p.stdout.splitlines()
+        self.assertEqual(len(lines), 1, p.stdout)
+        m = re.fullmatch(r"wrote (.+) \((.+)\)", lines[0])
+        self.assertIsNotNone(m, lines[0])
+        self.assertEqual(m[1], out)
+        named = m[2].split(", ")
+        simple = scipy.io.loadmat(out, simplify_cells=True)
+        for var in ("trajectory", "events", "summary", "solver"):
+            self.assertIn(var, named)
+        self.assertNotIn("linear", named)
+        self.assertEqual(np.size(simple["linear"]), 0)
+        p = convert(self.files["table"], out, "-q")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "", ""))
 
     def test_missing_file(self):
         p = convert(os.path.join(self.tmp.name, "nope.h5"), os.path.join(self.tmp.name, "nope.mat"))

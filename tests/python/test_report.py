@@ -24,8 +24,8 @@ SECTIONS = [
     "IFToMM benchmark",
     "Growth rates against the eigenvalues",
     "Energy conservation, table to the edge",
-    "Rolling disk: Rolling disk, type A",
-    "Rolling disk: Rolling disk, type B",
+    "Rolling disk, type A",
+    "Rolling disk, type B",
     "ODE against DAE formulation",
     "Run: Relay feedback",
     "Run: Carriage with pendulum",
@@ -114,6 +114,22 @@ class ReportTest(unittest.TestCase):
             verdicts = [b for b in match[0][1] if b in ("PASS", "FAIL")]
             self.assertTrue(verdicts, f"section {want!r} shows PASS or FAIL")
             self.assertNotIn("FAIL", verdicts, f"section {want!r} fails")
+
+    def test_titles_and_counts_read_as_english(self):
+        # A section's kind is not repeated when the scenario's title already starts with it, and a count of one
+        # takes the singular noun.
+        titles = [re.sub(r"\s+", " ", s[0]).strip() for s in self.parser.sections]
+        for t in titles:
+            kind = t.split(":")[0]
+            self.assertFalse(":" in t and t[len(kind) + 1:].strip().lower().startswith(kind.lower()), t)
+        plain = re.sub(r"<[^>]+>", " ", self.text)
+        self.assertIsNone(re.search(r"(?<![\d.])1 (events|violations|impacts)\b", plain))
+        sys.path.insert(0, os.path.join(SOURCE, "tools", "python"))
+        from rollsim.report.page import count, titled
+        self.assertEqual([count(0, "event"), count(1, "event"), count(2, "event")], ["0 events", "1 event", "2 events"])
+        self.assertEqual(count(1, "impact or capture", "impacts and captures"), "1 impact or capture")
+        self.assertEqual(titled("Rolling disk", "Rolling disk, type B orbit"), "Rolling disk, type B orbit")
+        self.assertEqual(titled("Rolling disk", "Steel disk"), "Rolling disk: Steel disk")
 
     def test_summary_table_first(self):
         i_sum = self.text.find('id="summary"')

@@ -1,6 +1,9 @@
 """load() round-trips every dataset and attribute; incomplete and bad files are refused."""
 
 import os
+import re
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -186,6 +189,58 @@ class LoadTest(unittest.TestCase):
         self.assertIsNone(r.linear)
         self.assertEqual(r.scenario, "")
         self.assertEqual(r.model, "")
+
+
+class OrderTest(unittest.TestCase):
+    def test_columns_come_in_the_order_written(self):
+        # A file written with its creation order tracked (as rollsim writes every group) and names that sort
+        # otherwise: the Table lists them in the order written, and the sweep's columns attribute still decides.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "order.h5")
+            with h5py.File(path, "w", track_order=True) as f:
+                f.attrs["format"] = "rollsim"
+                f.attrs["completed"] = 1
+                g = f.create_group("trajectory", track_order=True)
+                for name in ("time", "zeta", "alpha", "mid"):
+                    g.create_dataset(name, data=np.arange(3.0))
+                sw = f.create_group("sweep", track_order=True)
+                for name in ("b", "a", "status"):
+                    sw.create_dataset(name, data=np.arange(2.0))
+                sw.attrs["columns"] = "status\nb\na"
+            r = rollsim.load(path)
+            self.assertEqual(list(r.trajectory), ["time", "zeta", "alpha", "mid"])
+            self.assertEqual(r.trajectory.order, ["time", "zeta", "alpha", "mid"])
+            self.assertEqual(list(r.sweep), ["status", "b", "a"])
+
+
+@unittest.skipUnless(os.access(synth.BINARY, os.X_OK), f"needs the built program {synth.BINARY}")
+class ProgramFileTest(unittest.TestCase):
+    """A file the program writes: the shipped table run (a few milliseconds), for each test."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.path = os.path.join(tmp.name, "table.h5")
+        synth.rollsim("run", os.path.join(synth.REPO, "scenarios", "tipping_table.toml"), "-q", "-o", self.path)
+
+    def test_trajectory_columns_in_the_documented_order(self):
+        # README.md, "Result files (HDF5)", lists the table's /trajectory columns in the order the writer writes them.
+        with open(os.path.join(synth.REPO, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        m = re.search(r"\n    /trajectory/ +(.*)\n +(.*)\n", readme)
+        self.assertIsNotNone(m)
+        documented = [c.strip() for c in (m[1] + " " + m[2]).split(",")]
+        self.assertEqual(list(rollsim.load(self.path).trajectory), documented)
+
+    def test_module_runs_as_a_script_without_warnings(self):
+        # docs/python.md: `python3 -m rollsim.h5 FILE.h5` prints a short overview of a file.
+        env = dict(os.environ, PYTHONPATH=synth.PACKAGE)
+        p = subprocess.run([sys.executable, "-m", "rollsim.h5", self.path], capture_output=True, text=True,
+                           env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        self.assertTrue(p.stdout.startswith(f"{self.path}: model='tipping_table'"), p.stdout)
+        self.assertIn("  trajectory: time[", p.stdout)
 
 
 if __name__ == "__main__":

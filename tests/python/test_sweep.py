@@ -175,6 +175,24 @@ class Sweep(unittest.TestCase):
                     checked += 1
             self.assertGreater(checked, 0)
 
+    def test_disk_sweep_prints_the_orbit_type_tally(self):
+        # Three starts of the uniform disk (j = 1/2) whose types are known without the program: (0, 0, 3) and
+        # (3, 0, 1), the shipped scenarios disk_type_a.toml and disk_type_b.toml (type A and type B); and (0.5, 0, 0),
+        # rolling from the start on the circle of radius 0.5 <= 1, which is permanent (type A).
+        scenario = os.path.join(self.tmp, "disk.toml")
+        with open(scenario, "w") as f:
+            f.write('model = "rolling_disk"\nunits = "dimensionless"\n[parameters]\ninertia_ratio = 0.5\n'
+                    "[simulation]\nt_end = 200.0\noutput_dt = 1.0\n"
+                    '[sweep]\nmode = "zip"\n"initial.x" = [0.0, 3.0, 0.5]\n"initial.y" = [0.0, 0.0, 0.0]\n'
+                    '"initial.z" = [3.0, 1.0, 0.0]\n')
+        out = os.path.join(self.tmp, "disk.h5")
+        p = subprocess.run([BINARY, "sweep", scenario, "-o", out], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("\nclassification   A 2, B 1\n", p.stdout)
+        # The tally comes after the count of finished points, before the table's timing.
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines.index("classification   A 2, B 1"), lines.index("ok               3") + 1)
+
     def test_bad_sweep_exits_2_without_file(self):
         bad = os.path.join(self.tmp, "bad.toml")
         with open(bad, "w") as f:

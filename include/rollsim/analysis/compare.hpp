@@ -27,6 +27,7 @@ class Recorder final : public Observer {
   std::map<std::string, std::vector<double>> columns;
   std::vector<std::string> state_names, output_names;
   std::map<std::string, std::string> units;
+  std::map<std::string, std::string> descriptions;  ///< each signal's description (it says where a signal is NaN)
   std::vector<EventRecord> events;
   RunResult result;
 };
@@ -39,11 +40,17 @@ struct CompareTolerances {
 
 /// The largest difference of one signal over the common sample times. A state of run a is compared with the
 /// signal of the same name in run b, a state or an output there (the DAE reports the minimal coordinates of
-/// the carriage pendulum as outputs).
+/// the carriage pendulum as outputs). A signal may be undefined (NaN) at a sample, as its description says (the
+/// friction demand |T|/N where N <= 0): NaN in both runs is no difference (both say "undefined"), and is counted;
+/// NaN in one run only is an infinite difference.
 struct SignalDifference {
   std::string name, unit;
-  double max_abs = 0;
+  std::string description;  ///< run a's description of the signal
+  double max_abs = 0;       ///< over the samples where both runs define the signal (+inf: one run only defines it)
   double at_t = 0;
+  std::size_t undefined_both = 0;  ///< samples where the signal is NaN in both runs
+  std::size_t undefined_one = 0;   ///< samples where it is NaN in one run only
+  double undefined_from = 0, undefined_to = 0;  ///< the first and last time of those samples
 };
 
 struct EventDifference {

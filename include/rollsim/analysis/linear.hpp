@@ -116,6 +116,16 @@ struct Tolerances {
   double rel = 1e-8;  ///< [-]
 };
 
+/// The round-off floor of a computed eigenvalue's real part, in ulps of ||A||_F: `real_part_floor(A)` =
+/// kRealPartFloorUlps * eps * ||A||_F [rad/s]. The QR algorithm returns the exact eigenvalues of A + E with ||E|| a
+/// small multiple of eps ||A|| (a factor growing slowly with n), and a well-conditioned root moves by about ||E||:
+/// a real part within the floor has no sign the computation determines (an undamped pair comes out as
+/// sigma = +-1e-16). 256 ulps (5.7e-14 ||A||_F) covers that factor for the tens of states of these models, and a
+/// damping ratio above 5.7e-14 ||A||_F / |lambda| is kept. ||A||_F bounds every |lambda|, so the floor is also at
+/// least 256 ulps of each root.
+inline constexpr double kRealPartFloorUlps = 256;
+double real_part_floor(const Eigen::MatrixXd& A);
+
 /// True if the root is oscillatory under `tol`.
 bool is_oscillatory(std::complex<double> lambda, const Tolerances& tol = {});
 
@@ -145,10 +155,11 @@ struct ModalRow {
   double real_hz = 0, imag_hz = 0;        ///< sigma / 2pi, omega / 2pi [Hz]
   /// |lambda| / 2pi [Hz]; NaN for non-oscillatory roots (EoM prints "-").
   double natural_frequency_hz = 0;
-  /// -sigma / |lambda| from the raw sigma (so round-off shows, as in EoM); NaN if not oscillatory.
+  /// -sigma / |lambda|; NaN if not oscillatory. A sigma within the round-off floor (`modal_table`'s
+  /// `real_floor`) is taken as zero: the damping ratio is then exactly 0.
   double damping_ratio = 0;
-  /// -1 / sigma [s] from the raw sigma, for every root (negative = growing, as in EoM). When sigma
-  /// is exactly zero (either sign of zero) it is +infinity: the root neither grows nor decays.
+  /// -1 / sigma [s], for every root (negative = growing, as in EoM). When sigma is zero or within the
+  /// round-off floor it is +infinity: the root neither grows nor decays.
   double time_constant_s = 0;
   /// 2 pi / |omega| [s]; NaN if not oscillatory.
   double wavelength_s = 0;
@@ -181,15 +192,19 @@ struct ModalCounts {
 struct ModalTable {
   std::vector<ModalRow> rows;  ///< one per root, in the order given to `modal_table`
   ModalCounts counts;
+  double real_floor = 0;       ///< the round-off floor the table was built with [rad/s]
 };
 
 /// Build the table for the given roots (normally `eigen_analysis(A).values`, already sorted;
-/// they are not re-sorted here). Non-conjugated oscillatory roots are counted by their +imag
-/// member only, so a lone root with negative imag part adds to no count.
-ModalTable modal_table(const Eigen::VectorXcd& roots, const Tolerances& tol = {});
+/// they are not re-sorted here). A real part with |sigma| <= real_floor (normally `real_part_floor(A)`;
+/// 0 keeps every computed sigma, as EoM does) is taken as zero before the root is classified and its
+/// damping ratio and time constant computed; the row's sigma columns keep the computed root.
+/// Non-conjugated oscillatory roots are counted by their +imag member only, so a lone root with
+/// negative imag part adds to no count.
+ModalTable modal_table(const Eigen::VectorXcd& roots, const Tolerances& tol = {}, double real_floor = 0);
 
-/// The classification rule in words, with the numbers of `tol`, for printing.
-std::string classification_rule(const Tolerances& tol = {});
+/// The classification rule in words, with the numbers of `tol` and the round-off floor, for printing.
+std::string classification_rule(const Tolerances& tol = {}, double real_floor = 0);
 
 /// One line like EoM's: "2 degrees of freedom; 1 oscillatory, 1 damped, 1 undamped, 1 unstable,
 /// 0 rigid body modes".
@@ -219,20 +234,33 @@ struct ZerosResult {
 /// of D is eliminated by a Schur complement, a zero D is removed by compressing B), until D is
 /// invertible; then the QZ algorithm (Eigen::GeneralizedEigenSolver) on the reduced pencil, of
 /// which exactly m eigenvalues (those with the smallest |beta| / |alpha|) are infinite and are
-/// dropped. Rank decisions use the threshold 1e3 * eps * ||[A B; C D]||_F.
+/// dropped. Rank decisions use `rank_tolerance(sys)`.
 /// Throws std::invalid_argument for a non-square system.
 ZerosResult transmission_zeros(const StateSpace& sys);
 
-/// Steady-state (DC) gain D - C A^{-1} B.
+/// Steady-state (DC) gain G(0) = D - C A^{-1} B, the output a constant input settles to.
 struct SteadyStateGain {
-  Eigen::MatrixXd gain;       ///< outputs x inputs; all NaN when A is singular
-  bool a_singular = false;    ///< A is singular to working precision (e.g. a root at s = 0)
-  double a_rcond = 0;         ///< reciprocal condition estimate of A (LU)
+  /// outputs x inputs. Where A is singular, each channel's gain is that of its minimal realization (the part
+  /// of A its input reaches and its output sees); NaN in a channel where a root at s = 0 remains there (a pole
+  /// at 0: a constant input drives that output without bound, so there is no steady state).
+  Eigen::MatrixXd gain;
+  bool a_singular = false;  ///< A is singular to working precision (a root at s = 0): rcond(A) <= n eps
+  double a_rcond = 0;       ///< reciprocal condition number of A in the 2-norm (its smallest / largest singular value)
+  bool exists() const;      ///< every channel has a finite gain
 };
 
-/// A counts as singular if its LU reciprocal condition estimate is below n * eps. The gain is then
-/// undetermined here (infinite for a pole at 0, finite if that pole cancels) and is set to NaN.
+/// The gain, with a singular A reduced per channel to its minimal realization: the input's reachable subspace
+/// (the smallest A-invariant subspace holding B's column) and, within it, the part the output sees, each found
+/// by orthogonal steps with rank decisions at `rank_tolerance(sys)`. A root at 0 outside that part cancels (an
+/// energy ledger's state, a coordinate the input does not move); one inside it is a pole at 0.
 SteadyStateGain steady_state_gain(const StateSpace& sys);
+
+/// The gain in words where A is singular (and "" where it is regular), as `rollsim linearize` prints it and
+/// /linear stores it: which channels have no steady state and why, or why the gain exists all the same.
+std::string steady_state_gain_note(const SteadyStateGain& g);
+
+/// The threshold of the rank decisions of the zeros and the gain: 1e3 eps ||[A B; C D]||_F.
+double rank_tolerance(const StateSpace& sys);
 
 // ---------------------------------------------------------------------------------------------
 // Frequency response

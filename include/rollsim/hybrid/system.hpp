@@ -65,6 +65,8 @@ struct SummaryItem {
   std::string unit;
   std::string label;  ///< for the terminal
   bool is_integer = false;
+  /// A class out of a few (a text): a sweep counts its points by it and prints the counts (the disk's orbit type).
+  bool tallied = false;
 };
 
 /// The attributes /summary holds besides the items (the run's own): no item may take one of these names.

@@ -179,13 +179,23 @@ class TableBuilder {
   std::vector<Column> take_block();
   /// The rows not yet taken: every row when take_block() was never called.
   std::vector<Column> finish() { return take_block(); }
+  /// A tallied summary item (SummaryItem::tallied): how many of the rows added so far have each of its values (a
+  /// point without the item is not counted).
+  struct Tally {
+    std::string key;
+    std::map<std::string, std::size_t> counts;
+  };
+  /// The tallied items, in table order.
+  std::vector<Tally> tallies() const;
 
  private:
   struct Item {
     std::string key, unit, label;
     bool text = false;
+    bool tallied = false;
     std::vector<double> numbers;
     std::vector<std::string> strings;
+    std::map<std::string, std::size_t> counts;  ///< a tallied item's values over every row
   };
   /// A worker's current layout of compact rows: the column of each summary item, which items are texts, and
   /// whether its state names are the table's.

@@ -92,7 +92,7 @@ class Table(dict):
         self.roles: dict[str, str] = {}
         self.contacts: dict[str, str] = {}
         self.ledger_signs: dict[str, int] = {}
-        self.order: list[str] = []  # member names in creation order when the file tracks it
+        self.order: list[str] = []  # member names in the file's order (_group_order), as the dict holds them
 
     def __getattr__(self, name):
         try:
@@ -274,9 +274,12 @@ def _read_dataset(ds: h5py.Dataset) -> np.ndarray:
 
 
 def _read_group(g: h5py.Group) -> Table:
+    """The group as a Table whose members come in the file's order (``_group_order``), not by name."""
     t = Table()
     t.attrs = _read_attrs(g)
-    for name, obj in g.items():
+    t.order = _group_order(g)
+    for name in t.order:
+        obj = g[name]
         if isinstance(obj, h5py.Dataset):
             t[name] = _read_dataset(obj)
             a = _read_attrs(obj)
@@ -293,13 +296,12 @@ def _read_group(g: h5py.Group) -> Table:
                 t.ledger_signs[name] = int(a["ledger"])
         elif isinstance(obj, h5py.Group):
             t[name] = _read_group(obj)
-    t.order = _group_order(g)
     return t
 
 
 def _group_order(g: h5py.Group) -> list:
-    """Dataset names in the order the group's ``columns`` attribute lists (a sweep table, whose string columns are
-    written last), else in creation order when the file tracks it, else h5py's order."""
+    """Member names in the order the group's ``columns`` attribute lists (a sweep table, whose string columns are
+    written last), else in creation order when the file tracks it (rollsim's files do), else h5py's order (by name)."""
     listed = g.attrs.get("columns")
     if listed is not None:
         text = listed.decode() if isinstance(listed, bytes) else str(listed)

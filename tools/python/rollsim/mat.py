@@ -1,6 +1,8 @@
 """Convert a rollsim HDF5 result file into a MATLAB v5 .mat file.
 
-    tools/h5tomat FILE.h5 OUT.mat [--allow-incomplete]
+    tools/h5tomat FILE.h5 OUT.mat [--allow-incomplete] [-q]
+
+On success it prints one line, "wrote OUT.mat (VARIABLES)", naming the variables that hold data (-q: nothing).
 
 The .mat file holds one variable per part of the result file, each a struct:
 
@@ -167,6 +169,7 @@ def main(argv=None):
     ap.add_argument("output", help="the .mat file to write")
     ap.add_argument("--allow-incomplete", action="store_true",
                     help="convert a file whose run did not complete (root attribute completed = 0)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     args = ap.parse_args(argv)
 
     import scipy.io
@@ -186,7 +189,15 @@ def main(argv=None):
     except OSError as exc:
         print(f"h5tomat: error: cannot write {args.output}: {exc}", file=sys.stderr)
         return 2
+    if not args.quiet:
+        held = [k for k, v in variables.items() if not _empty(v)]
+        print(f"wrote {args.output} ({', '.join(held)})")
     return 0
+
+
+def _empty(value) -> bool:
+    """A variable stored as [] (a group the file does not have) or as an empty struct."""
+    return value is None or (hasattr(value, "__len__") and len(value) == 0)
 
 
 if __name__ == "__main__":

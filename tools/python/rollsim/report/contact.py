@@ -10,7 +10,7 @@ import numpy as np
 from .. import contacts, plot
 from .energy import ENERGY_DRIFT_FACTOR
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
-from .page import fmt, png, table_html
+from .page import count, fmt, png, table_html
 
 LEDGER_ROUNDING = 1e-12      # sums of the file's own numbers agree to this, relative to max |h|
 TABLE_DIGITS = 10            # significant digits of the printed numbers
@@ -78,7 +78,7 @@ def contact_section(run: Run, name: str) -> Section:
     if order is not None:
         # Event counts against the summary's n_KIND.
         kinds = np.asarray(r.events.get("kind", []), str)
-        diffs = [f"{k}: {int((kinds == k).sum())} events, summary {int(s[f'n_{k}'])}"
+        diffs = [f"{k}: {count((kinds == k).sum(), 'event')}, summary {int(s[f'n_{k}'])}"
                  for k in contacts.ENGINE_EVENT_KINDS if f"n_{k}" in s and int((kinds == k).sum()) != int(s[f"n_{k}"])]
         counted = [f"{k} {int((kinds == k).sum())}" for k in contacts.ENGINE_EVENT_KINDS if (kinds == k).any()]
         sec.checks.append(Check("events by kind agree with the summary's counts", "equal",
@@ -97,8 +97,9 @@ def contact_section(run: Run, name: str) -> Section:
         sec.checks.append(Check("losses at the impacts add up to dissipated_impact",
                                 f"|Σ kinetic_energy_loss − dissipated_impact(t_end)| ≤ {LEDGER_ROUNDING:g} max |h| "
                                 f"= {fmt(tol, 3)} J",
-                                f"{fmt(led.lost_at_impacts, TABLE_DIGITS)} J over {led.n_impacts} impacts and "
-                                f"captures, state {fmt(led.dissipated_impact, TABLE_DIGITS)} J: difference "
+                                f"{fmt(led.lost_at_impacts, TABLE_DIGITS)} J over "
+                                f"{count(led.n_impacts, 'impact or capture', 'impacts and captures')}, "
+                                f"state {fmt(led.dissipated_impact, TABLE_DIGITS)} J: difference "
                                 f"{fmt(diff, 3)} J", diff <= tol))
         if np.isfinite(led.balance_output_mismatch):
             sec.checks.append(Check("balance recomputed from its terms equals the energy_balance output",
@@ -145,11 +146,12 @@ def contact_section(run: Run, name: str) -> Section:
             v = np.asarray(ev.get(col, []), float)
             used = v[np.isfinite(v)]
             if used.size:
-                lcp_notes.append(f"{what} at {used.size} events (combinations left: at most {int(used.max())})")
+                lcp_notes.append(f"{what} at {count(used.size, 'event')} "
+                                 f"(combinations left: at most {int(used.max())})")
         if lcp_notes:
             cut += (f'<p class="note">Chosen through the contacts\' LCP (Lemke, then the enumeration over what it '
                     f'left): {html.escape("; ".join(lcp_notes))}.</p>')
-        sec.body.append(f"<h3>Phases ({len(ph)} events)</h3>" + cut + '<div class="scroll">' + table_html(
+        sec.body.append(f"<h3>Phases ({count(len(ph), 'event')})</h3>" + cut + '<div class="scroll">' + table_html(
             ["time [s]", "kind", "contact", "mode before", "mode after"], prow, cls="data contact-phases") + "</div>")
         irow = []
         for im in contacts.impacts(r, order):

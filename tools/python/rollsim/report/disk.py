@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from .. import disk_closed_form, h5, plot
 from .model import Check, Run, Runner, Section, failed_run_check, load_result, read_toml
-from .page import badge, fmt, png, table_html
+from .page import badge, count, fmt, png, table_html, titled
 
 FILIPPOV_Z_TOL = 1e-9                 # |z| at a stick
 FILIPPOV_EDGE_TOL = 1e-8              # ||x| - 1| at a slip
@@ -87,7 +87,7 @@ def compare_closed_form(r, cf, tscale=1.0):
 def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     r = load_result(run)
     title = (r.title if r is not None and r.title else name)
-    sec = Section(f"disk-{name}", f"Rolling disk: {html.escape(title)}",
+    sec = Section(f"disk-{name}", html.escape(titled("Rolling disk", title)),
                   "The Coulomb rolling/sliding disk as a Filippov system, integrated by CVODE's Adams method (the "
                   "default method takes the disk's closed-form propagation). Every transition in /events is checked "
                   "against the Filippov conditions (a stick lands in the rolling strip, a slip leaves at its edge, "
@@ -120,8 +120,9 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     sec.checks.append(Check(
         "Filippov conditions at every event",
         f"stick: |x| &lt; 1, |z| ≤ {fmt(FILIPPOV_Z_TOL)}; slip: ||x| − 1| ≤ {fmt(FILIPPOV_EDGE_TOL)}; reversal: |x| > 1",
-        f"{len(kinds)} events ({int(stick.sum())} stick, {int(slip.sum())} slip, {int(rev.sum())} reversal), "
-        f"{len(viol)} violations; max |z| at stick {fmt(worst_z, 2)}, max ||x|−1| at slip {fmt(worst_edge, 2)}",
+        f"{count(len(kinds), 'event')} ({int(stick.sum())} stick, {int(slip.sum())} slip, "
+        f"{int(rev.sum())} reversal), {count(len(viol), 'violation')}; max |z| at stick {fmt(worst_z, 2)}, "
+        f"max ||x|−1| at slip {fmt(worst_edge, 2)}",
         len(viol) == 0 and len(kinds) > 0))
     sec.body.append(table_html(
         ["event kind", "count", "condition", "worst value"],
@@ -158,7 +159,7 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
         short = (lambda s: s if len(s) <= 24 else f"{s[:10]}…{s[-8:]} ({len(s)})")
         sec.checks.append(Check("mode symbols and event kinds vs closed form", "identical",
                                 f"rollsim {html.escape(short(sym_rs))}, closed form {html.escape(short(cf.symbols))}; "
-                                f"{len(t_ev)} vs {len(cf_t)} events",
+                                f"{len(t_ev)} vs {count(len(cf_t), 'event')}",
                                 sym_rs == cf.symbols and kinds_match and count_ok))
         conv_rows, conv_ok, worsts = [], True, []
         for rt, crun in conv:
@@ -204,7 +205,8 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
                             f"{cf_t[i]:.10f}", fmt(t_ev[i] - cf_t[i], 2), f"{x_ev[i]:+.8f}", f"{cf_x[i]:+.8f}"])
         sec.body.append(f"<h3>Events at rtol {own_rtol:g}: rollsim against the closed form</h3>" + table_html(
             ["#", "rollsim", "closed form", "τ rollsim", "τ closed form", "Δτ", "x rollsim", "x closed form"], cf_rows)
-            + f'<p class="note">rollsim: {len(t_ev)} events to τ = {t_end:g}; closed form: {len(cf_t)} events. '
+            + f'<p class="note">rollsim: {count(len(t_ev), "event")} to τ = {t_end:g}; '
+              f'closed form: {count(len(cf_t), "event")}. '
               f"Classification {html.escape(str(r.summary.get('classification', '–')))}; last rolling radius "
               f"{fmt(r.summary.get('rolling_radius'), 10)} (closed form {fmt(cf.rolling_radius, 10)}).</p>")
     else:

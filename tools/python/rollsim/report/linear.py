@@ -168,19 +168,22 @@ def growth_section(run: Run, name: str) -> Section:
     ok_small = bool(np.all(err[small] <= GROWTH_TOL) and np.all(status[small] == "ok")) if small.any() else False
     sec.checks.append(Check(f"growth rate vs eigenvalue at ε ≤ {fmt(GROWTH_SMALL_EPS)}", f"relative ≤ {fmt(GROWTH_TOL)}",
                             f"largest {fmt(np.max(err[small]) if small.any() else float('nan'), 2)}", ok_small))
-    # Observed order: slope of log(error) against log(epsilon) over the rows where the error is well above
-    # the integration floor (error > 100 x the smallest error of the mode).
+    # Observed order: slope of log(error) against log(epsilon) over every row whose error is well above the
+    # integration floor: error > floor_margin x floor, the margin and each row's floor as rollsim wrote them
+    # (GrowthOptions::floor_margin, /growth/floor). rollsim's own order fits the order_points smallest such rows;
+    # this one fits them all.
+    margin = float(g.attrs["floor_margin"])
+    floors = np.asarray(g["floor"], float)
     orders = {}
     for m in dict.fromkeys(modes):
         sel = modes == m
-        e, x = err[sel], eps[sel]
+        e, x, fl = err[sel], eps[sel], floors[sel]
         good = (e > 0) & np.isfinite(e)
-        e, x = e[good], x[good]
+        e, x, fl = e[good], x[good], fl[good]
         if e.size < 3:
             orders[m] = float("nan")
             continue
-        floor = e.min()
-        use = e > 100 * floor
+        use = e > margin * fl
         if use.sum() < 2:
             orders[m] = float("nan")
             continue

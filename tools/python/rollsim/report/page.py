@@ -45,6 +45,19 @@ def fmt(v, digits=4) -> str:
     return s.replace("-", "−")
 
 
+def count(n, noun: str, plural: str = "") -> str:
+    """"1 event", "2 events": a number with its noun, plural unless the number is 1 (``plural`` for an irregular
+    one)."""
+    n = int(n)
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def titled(kind: str, title: str) -> str:
+    """A section title "KIND: TITLE", or TITLE alone when it already begins with KIND (a scenario titled "Rolling
+    disk, type B orbit" is not "Rolling disk: Rolling disk, type B orbit")."""
+    return title if title.lower().startswith(kind.lower()) else f"{kind}: {title}"
+
+
 def table_html(header: list, rows: list, cls: str = "data") -> str:
     out = [f'<table class="{cls}"><thead><tr>']
     out += [f"<th>{h}</th>" for h in header]
