@@ -519,7 +519,7 @@ TEST_CASE("linear: carriage pendulum (minimal form) eigenvalues equal the roots 
 
 TEST_CASE("linear: the shipped carriage-pendulum linear scenario linearises and passes the growth check") {
   std::string out;
-  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/carriage_pendulum_linear.toml";
+  const std::string scenario = rollsim::test::source_dir() + "/scenarios/carriage_pendulum_linear.toml";
   CHECK(rollsim::test::run_binary("linearize " + scenario, out) == 0);
   CHECK(out.find("2 oscillatory, 0 damped, 2 undamped") != std::string::npos);
   CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
@@ -527,7 +527,7 @@ TEST_CASE("linear: the shipped carriage-pendulum linear scenario linearises and 
 }
 
 TEST_CASE("linear: nonsmooth models and constrained formulations are refused with exit 2 and the reason") {
-  const std::string dir = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/";
+  const std::string dir = rollsim::test::source_dir() + "/scenarios/";
   std::string out;
   for (const char* command : {"linearize", "check growth"}) {
     CAPTURE(command);
@@ -554,7 +554,7 @@ TEST_CASE("linear: nonsmooth models and constrained formulations are refused wit
 }
 
 TEST_CASE("growth: exit 1 only for a failed check; a perturbed run that cannot finish is a solver failure (3)") {
-  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/tipping_table_linear.toml";
+  const std::string scenario = rollsim::test::source_dir() + "/scenarios/tipping_table_linear.toml";
   std::string out;
   CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
   // A tolerance below every row's integration floor: no row can be judged, so the check fails and says why.
@@ -574,7 +574,7 @@ rollsim::GrowthResult table_growth(double torque) {
   const double theta2 = -torque / (m * g) / r;
   char buf[64];
   std::snprintf(buf, sizeof buf, "initial.theta2=%.17g", theta2);
-  const Linearized l = linearize_text(rollsim::test::read_file(std::string(ROLLSIM_SOURCE_DIR) +
+  const Linearized l = linearize_text(rollsim::test::read_file(rollsim::test::source_dir() +
                                                                "/scenarios/tipping_table_linear.toml"),
                                       {"parameters.table_torque=" + std::to_string(torque), buf});
   const auto& model = rollsim::linearizable(*l.system, l.sc);
