@@ -7,3 +7,16 @@
 // this binary only; the programs load Siconos for the LCP alone and keep the suppressions of the header.
 #define ROLLSIM_LSAN_EXTRA_SUPPRESSIONS "leak:libsiconos_numerics.so\n"
 #include "rollsim/core/lsan_suppressions.hpp"
+
+#include <string>
+
+namespace rollsim::test {
+const std::string& source_dir() {
+  static const std::string dir = ROLLSIM_SOURCE_DIR;
+  return dir;
+}
+const std::string& binary() {
+  static const std::string path = ROLLSIM_BINARY;
+  return path;
+}
+}  // namespace rollsim::test

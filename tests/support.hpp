@@ -14,6 +14,12 @@
 
 namespace rollsim::test {
 
+/// The source tree and the program under test, defined in tests/main.cpp: the one file compiled with their paths
+/// (tests/CMakeLists.txt). A path among every file's flags would make each compile differ between two checkouts,
+/// and the compiler cache would then miss on all of them.
+const std::string& source_dir();
+const std::string& binary();
+
 /// True in a sanitizer tree (tools/test-sanitize; tests/CMakeLists.txt defines ROLLSIM_SANITIZED there), false in
 /// a release or plain build. The long physics cases run a smaller size where it is true (a shorter horizon, fewer
 /// starts), through the same code paths; each says which size runs where.
@@ -107,7 +113,7 @@ inline std::string read_file(const std::string& path) {
 }
 
 /// The text of a shipped scenario, scenarios/NAME.
-inline std::string scenario_text(const std::string& name) { return read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
+inline std::string scenario_text(const std::string& name) { return read_file(rollsim::test::source_dir() + "/scenarios/" + name); }
 
 /// run_text of a shipped scenario.
 inline Run run_scenario(const std::string& name, const std::vector<std::string>& overrides = {}) {
@@ -135,7 +141,7 @@ struct TempDir {
 /// Run the rollsim binary; returns the exit code, with stdout+stderr in `output`. `env`, if given, is put
 /// before the binary on the command line ("env NAME=VALUE").
 inline int run_binary(const std::string& args, std::string& output, const std::string& env = "") {
-  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(ROLLSIM_BINARY) + " " + args + " 2>&1";
+  const std::string cmd = (env.empty() ? "" : env + " ") + rollsim::test::binary() + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   output.clear();
   char buf[4096];

@@ -164,7 +164,7 @@ TEST_CASE("auto method: each kind of model gets its method, and the same answer 
   };
   for (const Case& c : cases) {
     INFO(c.scenario);
-    const std::string text = read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/" + c.scenario);
+    const std::string text = read_file(rollsim::test::source_dir() + "/scenarios/" + c.scenario);
     auto with = [&](const std::string& method) {
       std::vector<std::string> o = c.overrides;
       o.push_back("solver.method=" + method);

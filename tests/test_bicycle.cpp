@@ -20,7 +20,7 @@ namespace {
 
 using cd = std::complex<double>;
 
-const std::string kScenario = ROLLSIM_SOURCE_DIR "/scenarios/bicycle_meijaard.toml";
+const std::string kScenario = rollsim::test::source_dir() + "/scenarios/bicycle_meijaard.toml";
 
 /// The overrides of upright straight running at forward speed v (the scenario's parameter v, which sets the rear
 /// wheel's rate v/rR), no roll rate.

@@ -133,7 +133,7 @@ TEST_CASE("data safety: the relay's refused start names initial.x with its value
 }
 
 TEST_CASE("exit codes: every code of ExitCode is in the README's table, and 1 only means a failed check") {
-  const std::string readme = test::read_file(ROLLSIM_SOURCE_DIR "/README.md");
+  const std::string readme = test::read_file(rollsim::test::source_dir() + "/README.md");
   for (const int code : {kExitOk, kExitFailure, kExitInput, kExitSolver, kExitIo, kExitInternal, kExitInterrupted}) {
     INFO(code);
     CHECK(std::regex_search(readme, std::regex("\\n\\| " + std::to_string(code) + " \\| [^|\\n]+\\|")));
@@ -349,13 +349,13 @@ TEST_CASE("messages: the stored command line re-runs in a shell, a value with a 
   char buf[4096];
   while (std::fgets(buf, sizeof buf, p)) words += buf;
   pclose(p);
-  CHECK(words == "<" + std::string(ROLLSIM_BINARY) + "><run><" + scen + "><-o><" + out + "><-q><--set><title=\"it's a  b\">");
+  CHECK(words == "<" + rollsim::test::binary() + "><run><" + scen + "><-o><" + out + "><-q><--set><title=\"it's a  b\">");
   CHECK(attr_of(out, "/", "title") == "it's a  b");
 }
 
 TEST_CASE("messages: linearize without -o does not point to a file") {
   std::string out;
-  REQUIRE(test::run_binary("linearize " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_linear.toml", out) == 0);
+  REQUIRE(test::run_binary("linearize " + rollsim::test::source_dir() + "/scenarios/tipping_table_linear.toml", out) == 0);
   CHECK(out.find("HDF5 file") == std::string::npos);
   CHECK(out.find("written with -o FILE.h5") != std::string::npos);
 }
@@ -411,7 +411,7 @@ TEST_CASE("events: every model's /events table is written, outputs and extra val
     const std::string out = (dir.path / (std::string(name) + ".h5")).string();
     std::string text;
     INFO(name);
-    REQUIRE(test::run_binary(std::string("run " ROLLSIM_SOURCE_DIR "/scenarios/") + name +
+    REQUIRE(test::run_binary(std::string("run " + rollsim::test::source_dir() + "/scenarios/") + name +
                                  ".toml --set simulation.t_end=0.5 -q -o " + out, text) == 0);
     h5::Handle f = h5::open_file_readonly(out);
     CHECK(h5::exists(f.get(), "events/kind"));
@@ -444,9 +444,9 @@ TEST_CASE("long work: the progress bar's text shows the fraction, the elapsed ti
 
 TEST_CASE("long work: bench picks its run count, or takes -n") {
   std::string out;
-  REQUIRE(test::run_binary("bench " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml -n 3", out) == 0);
+  REQUIRE(test::run_binary("bench " + rollsim::test::source_dir() + "/scenarios/tipping_table.toml -n 3", out) == 0);
   CHECK(out.find("runs              3 (-n;") != std::string::npos);
-  REQUIRE(test::run_binary("bench " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml --set simulation.t_end=0.1", out) ==
+  REQUIRE(test::run_binary("bench " + rollsim::test::source_dir() + "/scenarios/tipping_table.toml --set simulation.t_end=0.1", out) ==
           0);
   INFO(out);
   // The runs stop once they have taken the 2 s budget: their total is at least 2 s and exceeds it by less than
@@ -481,7 +481,7 @@ TEST_CASE("summary: a long text item is shortened on the terminal and kept whole
   test::TempDir dir;
   const std::string out = (dir.path / "r.h5").string();
   std::string text;
-  REQUIRE(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/relay_feedback.toml --set simulation.t_end=60 "
+  REQUIRE(test::run_binary("run " + rollsim::test::source_dir() + "/scenarios/relay_feedback.toml --set simulation.t_end=60 "
                            "--set simulation.output_dt=0.1 -o " + out, text) == 0);
   h5::Handle f = h5::open_file_readonly(out);
   h5::Handle g = h5::open_group(f.get(), "summary");

@@ -395,7 +395,7 @@ TEST_CASE("cone engine: a coin that starts to slip on the cone's edge slides on,
   // is 0 and the slip grows as t^2. Every change of mode is one event: none follows another within a microsecond
   // (before the slide from rest started at the zero-speed tolerance, each such slip restarted up to 45 times within
   // a microsecond on the integration error of a slip below its resolution).
-  const test::Run r = test::run_text(test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/rolling_coin_slip.toml"),
+  const test::Run r = test::run_text(test::read_file(rollsim::test::source_dir() + "/scenarios/rolling_coin_slip.toml"),
                                      {"initial.theta=0.3", "initial_rates.psi=-3", "initial_rates.phi=20",
                                       "initial_rates.x=0.7112930499816459",
                                       "simulation.t_end=" + std::string(test::sanitized ? "0.5" : "3"),

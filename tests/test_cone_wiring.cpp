@@ -469,7 +469,7 @@ TEST_CASE("cone wiring: a ball set down at rest on a turning table sticks and ci
   // surface does work on it, which the balance counts: energy_balance constant).
   const double d = 0.02, Omega = 2.0;
   const std::string text =
-      replaced(test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/ball_on_turntable.toml"), "friction = \"no_slip\"",
+      replaced(test::read_file(rollsim::test::source_dir() + "/scenarios/ball_on_turntable.toml"), "friction = \"no_slip\"",
                "friction_coefficient = \"0.4\"");
   const test::Run run = test::run_text(text, {"simulation.output_dt=0.05"});
   REQUIRE(run.result.status == "ok");

@@ -24,7 +24,7 @@ TEST_CASE("contact rules: the LCP path and the full enumeration give the same ru
   // The ladder at rest (friction at both ends), sliding below the critical friction, and the flat rod's bounces:
   // the modes chosen through the LCP (nonsmooth.mode_selection = "lcp") and by enumerating every combination
   // ("enumerate") must be the same, so the two runs agree sample by sample to round-off.
-  const std::string rod = test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/flat_rod.toml");
+  const std::string rod = test::read_file(rollsim::test::source_dir() + "/scenarios/flat_rod.toml");
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {kLadder, {"solver.rtol=1e-10", "simulation.t_end=1.5"}},
       {kLadder, {"solver.rtol=1e-10", "simulation.t_end=1.5", "parameters.mu_f=0.1", "parameters.mu_w=0.1"}},

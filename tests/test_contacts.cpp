@@ -230,7 +230,7 @@ TEST_CASE("contacts: the Painleve rod (mu = 1.5 > 4/3, tan theta = 2) is refused
   // backwards (slip velocity -3 + l sin(theta) 5 = -0.76).
   const double l = 0.5, theta = std::atan(2.0), rate = 5.0;
   test::TempDir dir;
-  const std::string file = ROLLSIM_SOURCE_DIR "/scenarios/painleve_rod.toml";
+  const std::string file = rollsim::test::source_dir() + "/scenarios/painleve_rod.toml";
   for (const std::string& sets :
        {std::string(), " --set initial_rates.theta=" + number_text(rate) + " --set initial_rates.y=" +
                            number_text(l * std::cos(theta) * rate) + " --set initial_rates.x=-3"}) {

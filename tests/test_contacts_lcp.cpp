@@ -14,7 +14,7 @@ namespace rollsim {
 
 namespace {
 
-std::string scenario_file(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
+std::string scenario_file(const std::string& name) { return test::read_file(rollsim::test::source_dir() + "/scenarios/" + name); }
 
 double extra_of(const EventRecord& e, const std::string& key) {
   const auto it = e.extra.find(key);
@@ -233,7 +233,7 @@ TEST_CASE("lcp: the Painleve rod without a consistent mode is refused through th
   // from entering the floor, so the LCP has no solution.
   test::TempDir dir;
   std::string out;
-  const int code = test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/painleve_rod.toml -o " +
+  const int code = test::run_binary("run " + rollsim::test::source_dir() + "/scenarios/painleve_rod.toml -o " +
                                         (dir.path / "rod.h5").string() + " --set nonsmooth.mode_selection=lcp",
                                     out);
   CHECK(code == 3);
@@ -246,7 +246,7 @@ TEST_CASE("lcp: the LCP solver's library (and its BLAS) is loaded by the first L
   // solves no LCP does not load it (CMakeLists.txt).
   test::TempDir dir;
   const std::string kListLoads = "env LD_DEBUG=files";  // the dynamic loader lists each file it loads
-  const std::string ball = "run " ROLLSIM_SOURCE_DIR "/scenarios/bouncing_ball.toml --set simulation.t_end=1 -o ";
+  const std::string ball = "run " + rollsim::test::source_dir() + "/scenarios/bouncing_ball.toml --set simulation.t_end=1 -o ";
   std::string out;
   CHECK(test::run_binary(ball + (dir.path / "enumerated.h5").string(), out, kListLoads) == 0);
   CHECK_MESSAGE(out.find("file=libsiconos_numerics") == std::string::npos, out);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 
+#include "support.hpp"
 #include "rollsim/app/formulations.hpp"
 #include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/models/carriage_pendulum.hpp"
@@ -144,7 +145,7 @@ TEST_CASE("carriage pendulum: body coordinates on IDA agree with the minimal equ
 TEST_CASE("carriage pendulum: the minimal form (formulation = ode) agrees with the body form on IDA") {
   // A second formulation of the same physics: the minimal equations on CVODE against the constrained
   // body coordinates on IDA, compared by rollsim check formulations at the scenario's tolerances.
-  const std::string path = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/carriage_pendulum.toml";
+  const std::string path = rollsim::test::source_dir() + "/scenarios/carriage_pendulum.toml";
   for (const std::vector<std::string>& sets :
        {std::vector<std::string>{}, {"parameters.force=2", "initial.phi=-1.2", "initial.x_dot=0.4"}}) {
     const FormulationCheck fc = check_formulations(path, sets);

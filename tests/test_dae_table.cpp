@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
 #include "rollsim/app/formulations.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
@@ -20,7 +21,7 @@ using namespace rollsim;
 
 namespace {
 
-const std::string kScenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/tipping_table_dae.toml";
+const std::string kScenario = rollsim::test::source_dir() + "/scenarios/tipping_table_dae.toml";
 
 double summary(const Recorder& r, const std::string& key) {
   for (const auto& it : r.result.summary)
@@ -146,7 +147,7 @@ TEST_CASE("tipping table DAE: the benchmark's lift-off and edge times") {
 TEST_CASE("check formulations: tolerances from the scenario decide the verdict") {
   const FormulationCheck tight = check_formulations(kScenario, {"check.state_tol=1e-13"});
   CHECK_FALSE(tight.comparison.passed);
-  const std::string bin = ROLLSIM_BINARY;
+  const std::string bin = rollsim::test::binary();
   CHECK(std::system((bin + " check formulations " + kScenario + " > /dev/null").c_str()) == 0);
   const int rc = std::system((bin + " check formulations " + kScenario + " --set check.force_tol=1e-12 > /dev/null").c_str());
   CHECK(WIFEXITED(rc));

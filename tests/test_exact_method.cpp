@@ -90,7 +90,7 @@ TEST_CASE("exact method: samples lie on the closed form between events") {
 }
 
 TEST_CASE("exact method: physical units, and refusal for a model without closed forms") {
-  const std::string phys = test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/disk_physical.toml");
+  const std::string phys = test::read_file(rollsim::test::source_dir() + "/scenarios/disk_physical.toml");
   const auto a = test::run_text(phys, {"solver.method=\"exact\""});
   const auto b = test::run_text(phys, {"solver.method=\"adams\"", "solver.rtol=1e-12"});
   REQUIRE(a.result.completed());

@@ -25,7 +25,7 @@ struct Method {
 constexpr Method kMethods[] = {{"dopri5", "odeint-dopri5", 6}, {"dop853", "dop853", 12}};
 
 std::string scenario(const std::string& name) {
-  return test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/" + name);
+  return test::read_file(rollsim::test::source_dir() + "/scenarios/" + name);
 }
 
 std::string num(double v) {

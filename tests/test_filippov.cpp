@@ -10,6 +10,7 @@
 #include <Eigen/Dense>
 #include <unsupported/Eigen/MatrixFunctions>
 
+#include "support.hpp"
 #include "disk_closed_form.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
@@ -288,7 +289,7 @@ TEST_CASE("filippov: relay feedback against the matrix-exponential closed form")
 }
 
 TEST_CASE("filippov: relay_feedback scenario and input errors") {
-  const Scenario sc = load_scenario(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/relay_feedback.toml");
+  const Scenario sc = load_scenario(rollsim::test::source_dir() + "/scenarios/relay_feedback.toml");
   auto sys = find_model("relay_feedback")->make_system(sc);
   disk_test::Recorder rec;
   simulate(*sys, simulation_options(sc), {&rec});

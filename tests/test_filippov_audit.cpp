@@ -200,7 +200,7 @@ namespace {
 /// The fold start x = 1, z = 1e-12 on scenarios/disk_type_a.toml; the smallest dissipated energy of its samples.
 /// The integrated run (CVODE's Adams; solver.method = "auto" takes the closed form for the disk).
 test::Run fold_repro(double& min_d, const std::string& method = "adams") {
-  const std::string text = test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/disk_type_a.toml");
+  const std::string text = test::read_file(rollsim::test::source_dir() + "/scenarios/disk_type_a.toml");
   test::Run run = test::run_text(text, {"initial.x=1.0", "initial.y=0.0", "initial.z=1e-12", "solver.method=" + method});
   min_d = 0;
   for (const auto& x : run.rec.x) min_d = std::min(min_d, x[kDissipated]);
@@ -634,7 +634,7 @@ class ForceRecorder final : public Observer {
 
 TEST_CASE("filippov audit: the disk's friction force obeys m dv/dt + k u = F, and is continuous at slips") {
   const double h = 1e-4;  // s
-  const std::string path = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/disk_physical.toml";
+  const std::string path = rollsim::test::source_dir() + "/scenarios/disk_physical.toml";
   const Scenario sc = load_scenario(path, {"simulation.output_dt=1e-4", "simulation.t_end=10.0"});
   const double m = sc.real("parameters.mass"), k = sc.real("parameters.stiffness");
   const double mu = sc.real("parameters.friction_coefficient"), g = sc.real("parameters.gravity");

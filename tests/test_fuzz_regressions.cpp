@@ -5,11 +5,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support.hpp"
 #include "../fuzz/scenario_input.hpp"
 
 TEST_CASE("fuzz regressions: every input in tests/fuzz_regressions is handled cleanly") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(ROLLSIM_SOURCE_DIR) / "tests" / "fuzz_regressions";
+  const fs::path dir = fs::path(rollsim::test::source_dir()) / "tests" / "fuzz_regressions";
   int n = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
@@ -23,7 +24,7 @@ TEST_CASE("fuzz regressions: every input in tests/fuzz_regressions is handled cl
   }
   CHECK(n >= 2);
   // The shipped scenarios pass every check of the fuzz target.
-  for (const auto& e : fs::directory_iterator(fs::path(ROLLSIM_SOURCE_DIR) / "scenarios")) {
+  for (const auto& e : fs::directory_iterator(fs::path(rollsim::test::source_dir()) / "scenarios")) {
     if (e.path().extension() != ".toml") continue;
     std::ifstream in(e.path(), std::ios::binary);
     const std::string input(std::istreambuf_iterator<char>(in), {});

@@ -598,7 +598,7 @@ TEST_CASE("linear: an undamped pair's round-off real part is zero: damping ratio
 
 TEST_CASE("linear: the shipped carriage-pendulum linear scenario linearises and passes the growth check") {
   std::string out;
-  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/carriage_pendulum_linear.toml";
+  const std::string scenario = rollsim::test::source_dir() + "/scenarios/carriage_pendulum_linear.toml";
   CHECK(rollsim::test::run_binary("linearize " + scenario, out) == 0);
   CHECK(out.find("2 oscillatory, 0 damped, 2 undamped") != std::string::npos);
   // Its modal table: an undamped row's damping ratio is 0 and its time constant, infinite, is printed "-".
@@ -657,7 +657,7 @@ TEST_CASE("linear: rollsim linearize gives the gain where A's root at 0 cancels 
 }
 
 TEST_CASE("linear: nonsmooth models and constrained formulations are refused with exit 2 and the reason") {
-  const std::string dir = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/";
+  const std::string dir = rollsim::test::source_dir() + "/scenarios/";
   std::string out;
   for (const char* command : {"linearize", "check growth"}) {
     CAPTURE(command);
@@ -684,7 +684,7 @@ TEST_CASE("linear: nonsmooth models and constrained formulations are refused wit
 }
 
 TEST_CASE("growth: exit 1 only for a failed check; a perturbed run that cannot finish is a solver failure (3)") {
-  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/tipping_table_linear.toml";
+  const std::string scenario = rollsim::test::source_dir() + "/scenarios/tipping_table_linear.toml";
   std::string out;
   CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);
   // A tolerance below every row's integration floor: no row can be judged, so the check fails and says why.
@@ -704,7 +704,7 @@ rollsim::GrowthResult table_growth(double torque) {
   const double theta2 = -torque / (m * g) / r;
   char buf[64];
   std::snprintf(buf, sizeof buf, "initial.theta2=%.17g", theta2);
-  const Linearized l = linearize_text(rollsim::test::read_file(std::string(ROLLSIM_SOURCE_DIR) +
+  const Linearized l = linearize_text(rollsim::test::read_file(rollsim::test::source_dir() +
                                                                "/scenarios/tipping_table_linear.toml"),
                                       {"parameters.table_torque=" + std::to_string(torque), buf});
   const auto& model = rollsim::linearizable(*l.system, l.sc);

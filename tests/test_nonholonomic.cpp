@@ -13,7 +13,7 @@ namespace rollsim {
 
 namespace {
 
-std::string sleigh_text() { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/chaplygin_sleigh.toml"); }
+std::string sleigh_text() { return test::read_file(rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml"); }
 
 /// A signal's value at sample k (states first, then outputs), by name.
 double value(const test::Run& r, std::size_t k, const std::string& name) {
@@ -292,7 +292,7 @@ TEST_CASE("nonholonomic: the sleigh linearized about straight motion has the tur
   // About der_theta = 0 at speed v0: w' = -(m a / J) v0 w, so the roots are 0 (theta), 0 (der_x) and -m a v0 / J.
   test::TempDir dir;
   std::string out;
-  REQUIRE(test::run_binary("linearize " ROLLSIM_SOURCE_DIR "/scenarios/chaplygin_sleigh.toml --set initial_rates.theta=0 "
+  REQUIRE(test::run_binary("linearize " + rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml --set initial_rates.theta=0 "
                            "--set 'linear.ignorable=[\"x\", \"y\", \"work_constraints\"]' -o " +
                                (dir.path / "lin.h5").string(),
                            out) == 0);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
 #include "rollsim/analysis/compare.hpp"
 #include "rollsim/analysis/growth.hpp"
 #include "rollsim/analysis/linear_model.hpp"
@@ -238,7 +239,7 @@ TEST_CASE("option keys: no bound key is read by its path or declared again outsi
       R"(\b(real_key|integer_key|string_key|boolean_key|real_list_key|string_list_key|expression_key|string_option|)"
       R"(integer_option|boolean_option|choice_option)\(\s*"([a-z_.]+)\")");
   namespace fs = std::filesystem;
-  const fs::path root = ROLLSIM_SOURCE_DIR;
+  const fs::path root = rollsim::test::source_dir();
   std::map<std::string, std::vector<std::string>> declarations;  // path -> file:line of each declaration
   std::vector<std::string> reads;
   for (const auto& e : fs::recursive_directory_iterator(root / "src")) {

@@ -13,7 +13,7 @@ TEST_CASE("resolved scenarios of user models with contacts and 3-D bodies load a
   for (const std::string name : {"ladder.toml", "flat_rod.toml", "ball_on_turntable.toml", "euler_disk.toml", "tippe_top.toml",
                            "sliding_sphere.toml", "user_tipping_table.toml"}) {
     CAPTURE(name);
-    const Scenario sc = load_scenario_text(test::read_file(std::string(ROLLSIM_SOURCE_DIR "/scenarios/") + name), name, {});
+    const Scenario sc = load_scenario_text(test::read_file(std::string(rollsim::test::source_dir() + "/scenarios/") + name), name, {});
     const auto sys = build_system(sc);
     const Scenario again = load_scenario_text(sc.resolved_text(), "resolved.toml", {});
     const auto sys2 = build_system(again);

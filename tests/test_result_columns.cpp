@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "support.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/system.hpp"
@@ -71,7 +72,7 @@ TEST_CASE("result columns: every shipped scenario's system has one column per na
   // runs before the initial mode is chosen, so a scenario whose start has no consistent mode (the Painleve rod,
   // exit 3) has passed it.
   std::size_t n = 0;
-  for (const auto& f : std::filesystem::directory_iterator(ROLLSIM_SOURCE_DIR "/scenarios")) {
+  for (const auto& f : std::filesystem::directory_iterator(rollsim::test::source_dir() + "/scenarios")) {
     if (f.path().extension() != ".toml") continue;
     CAPTURE(f.path().string());
     ++n;

@@ -15,8 +15,8 @@ namespace rollsim {
 
 namespace {
 
-const std::string kCoin = ROLLSIM_SOURCE_DIR "/scenarios/rolling_coin.toml";
-const std::string kBall = ROLLSIM_SOURCE_DIR "/scenarios/ball_on_turntable.toml";
+const std::string kCoin = rollsim::test::source_dir() + "/scenarios/rolling_coin.toml";
+const std::string kBall = rollsim::test::source_dir() + "/scenarios/ball_on_turntable.toml";
 
 /// The uniform disk of the coin scenario (parameters read from it) on a steady turning motion: lean theta,
 /// heading rate Omega, and the spin rate phi' the steady relation gives,

@@ -351,7 +351,7 @@ TEST_CASE("rolling_disk: scenarios run and classify as intended") {
   for (auto [name, cls] : {std::pair<std::string, std::string>{"disk_type_a", "A"}, {"disk_type_b", "B"}, {"disk_physical", "B"}}) {
     const std::string name_ = name;  // a copy: CAPTURE's lambda cannot take a structured binding (clang 14)
     CAPTURE(name_);
-    const Scenario sc = load_scenario(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/" + name + ".toml");
+    const Scenario sc = load_scenario(rollsim::test::source_dir() + "/scenarios/" + name + ".toml");
     auto sys = find_model("rolling_disk")->make_system(sc);
     Recorder rec;
     simulate(*sys, simulation_options(sc), {&rec});

@@ -54,7 +54,7 @@ long allocations_in(F&& f) {
 }
 
 std::string scenario(const std::string& name) {
-  return test::read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/" + name);
+  return test::read_file(rollsim::test::source_dir() + "/scenarios/" + name);
 }
 
 const std::vector<std::string> kToEdge{"events.lift_off=record"};

@@ -161,7 +161,7 @@ TEST_CASE("sweep table: rollsim sweep writes, in blocks of 4096 rows, the table 
   // 65 x 65 points of the disk's exact map: two blocks. The strings (status, termination, symbols, classification,
   // audit) are fixed-length and deflated; variable-length strings took 436 bytes a point.
   TempDir dir;
-  std::string text = read_file(std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/disk_basin.toml");
+  std::string text = read_file(rollsim::test::source_dir() + "/scenarios/disk_basin.toml");
   for (std::size_t at = text.find("n = 101"); at != std::string::npos; at = text.find("n = 101"))
     text.replace(at, 7, "n = 65");
   const std::string path = dir.file("basin.toml", text);

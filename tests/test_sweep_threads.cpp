@@ -59,7 +59,7 @@ TEST_CASE("sweep threads: the wheel dropped on the table, its modes chosen throu
   // scenarios/tipping_table_contact.toml to 1 s: impacts, slip, a capture and a lift-off, the LCP narrowing the
   // modes (nonsmooth.mode_selection = "lcp"; Siconos Numerics is called under its mutex). First, one run shows that
   // the LCP is used at all.
-  const std::string text = test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml");
+  const std::string text = test::read_file(rollsim::test::source_dir() + "/scenarios/tipping_table_contact.toml");
   const std::vector<std::string> sets{"simulation.t_end=1", "nonsmooth.mode_selection=lcp"};
   const test::Run r = test::run_text(text, sets);
   REQUIRE_MESSAGE(r.result.completed(), r.result.message);
@@ -76,7 +76,7 @@ TEST_CASE("sweep threads: the ladder (a user model) at rest and sliding, its for
   // scenarios/ladder.toml with equal coefficients at both ends: at rest from mu_c = 0.268 up, its four contact
   // forces on three freedoms chosen by the force distribution rule (GLPK's simplex method, under its mutex);
   // sliding below. The derivation and the compiled kernel are shared by the threads.
-  const std::string text = test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/ladder.toml");
+  const std::string text = test::read_file(rollsim::test::source_dir() + "/scenarios/ladder.toml");
   const std::vector<std::string> sets{"simulation.t_end=0.5"};
   check_same_rows(text + "\n[sweep]\nmode = \"zip\"\n\"parameters.mu_f\" = [0.3, 0.1, 0.5, 0.2]\n"
                          "\"parameters.mu_w\" = [0.3, 0.1, 0.5, 0.2]\n",

@@ -19,7 +19,7 @@ namespace rollsim {
 namespace {
 
 const std::string& base_text() {
-  static const std::string text = test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/user_tipping_table.toml");
+  static const std::string text = test::read_file(rollsim::test::source_dir() + "/scenarios/user_tipping_table.toml");
   return text;
 }
 

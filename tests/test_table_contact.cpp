@@ -13,8 +13,8 @@ namespace rollsim {
 
 namespace {
 
-const std::string kTable = ROLLSIM_SOURCE_DIR "/scenarios/table_contact.toml";
-const std::string kBenchmark = ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml";
+const std::string kTable = rollsim::test::source_dir() + "/scenarios/table_contact.toml";
+const std::string kBenchmark = rollsim::test::source_dir() + "/scenarios/tipping_table.toml";
 
 std::string num(double v) {
   char buf[40];
@@ -331,7 +331,7 @@ TEST_CASE("table contact: the table model's contact formulation and the user-wri
   // phase (impacts, capture, stick, the edge, slip, lift-off, free fall) comes out the same: the same events at
   // the same times (1e-10 s) and the same states (1e-8 relative; each run is integrated to rtol 1e-12 over 3 s).
   const std::vector<std::string> tight = {"solver.rtol=1e-12", "solver.atol=1e-14"};
-  const test::Run a = run_file(ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml", tight);
+  const test::Run a = run_file(rollsim::test::source_dir() + "/scenarios/tipping_table_contact.toml", tight);
   auto user_set = tight;
   user_set.push_back("initial.s=0.0025");
   const test::Run b = run_file(kTable, user_set);
@@ -375,11 +375,11 @@ namespace rollsim {
 
 TEST_CASE("table contact: check formulations refuses the contact formulation with a reason, exit 2") {
   std::string out;
-  CHECK(test::run_binary("check formulations " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml", out) == 2);
+  CHECK(test::run_binary("check formulations " + rollsim::test::source_dir() + "/scenarios/tipping_table_contact.toml", out) == 2);
   CHECK(out.find("tipping_table_contact.toml:12:15:") != std::string::npos);
   CHECK(out.find("formulation = \"contact\" is another system") != std::string::npos);
   // A rolling scenario's overrides that only the ODE takes still reach the comparison as before.
-  CHECK(test::run_binary("check formulations " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml "
+  CHECK(test::run_binary("check formulations " + rollsim::test::source_dir() + "/scenarios/tipping_table.toml "
                          "--set simulation.t_end=0.05", out) == 0);
 }
 
@@ -393,7 +393,7 @@ TEST_CASE("table contact: equations that overflow at the start are an input erro
   for (const char* kv : {"initial.height=1e308", "initial.slip=1e308", "parameters.wheel_mass=1e308"}) {
     INFO(kv);
     std::string out;
-    CHECK(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml --set " + std::string(kv) +
+    CHECK(test::run_binary("run " + rollsim::test::source_dir() + "/scenarios/tipping_table_contact.toml --set " + std::string(kv) +
                                " -o " + out_file,
                            out) == 2);
     CHECK(out.find("not finite at the initial state") != std::string::npos);
@@ -410,7 +410,7 @@ TEST_CASE("table contact: a run does not depend on the runs before it in the sam
   // model's own formulation fills no static coefficient; a user model of the same size run before it (with a static
   // coefficient 0.9) must not leave its value behind: the table model's run after it is the same, bit for bit, as
   // the one before it.
-  const std::string table = ROLLSIM_SOURCE_DIR "/scenarios/tipping_table_contact.toml";
+  const std::string table = rollsim::test::source_dir() + "/scenarios/tipping_table_contact.toml";
   const std::vector<std::string> set = {"simulation.t_end=1"};
   const test::Run first = run_file(table, set);
   std::string text = test::read_file(kTable);

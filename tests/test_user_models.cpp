@@ -11,7 +11,7 @@ namespace rollsim {
 
 namespace {
 
-std::string scenario(const std::string& name) { return test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/" + name); }
+std::string scenario(const std::string& name) { return test::read_file(rollsim::test::source_dir() + "/scenarios/" + name); }
 
 /// The index of a signal by name among a system's states (first) and outputs (after them), or -1.
 struct Columns {
@@ -95,7 +95,7 @@ TEST_CASE("user model: linearising the user table gives the IFToMM benchmark eig
   std::vector<std::complex<double>> roots(eig.values.data(), eig.values.data() + eig.values.size());
   CHECK(linear::iftomm_error(roots, linear::iftomm_benchmark_eigenvalues()) <= 1e-12);
   std::string out;
-  REQUIRE(test::run_binary("linearize " ROLLSIM_SOURCE_DIR "/scenarios/user_tipping_table.toml --set initial.theta1=0 -o /dev/null", out) == 0);
+  REQUIRE(test::run_binary("linearize " + rollsim::test::source_dir() + "/scenarios/user_tipping_table.toml --set initial.theta1=0 -o /dev/null", out) == 0);
   CHECK(out.find("6.7913418692e+00") != std::string::npos);
 }
 
@@ -296,7 +296,7 @@ TEST_CASE("user model: a missing compiler is an input error that says what to in
   const std::string file = dir.file("m.toml", with_kinetic("1/2*m*der(x)^2") + "[simulation]\nt_end = 0.1\n");
   std::string out;
   const std::string env = "env XDG_CACHE_HOME=" + (dir.path / "cache").string() + " ROLLSIM_CXX=/nonexistent/c++ ";
-  const std::string cmd = env + ROLLSIM_BINARY + " run " + file + " -o " + (dir.path / "m.h5").string() + " 2>&1";
+  const std::string cmd = env + rollsim::test::binary() + " run " + file + " -o " + (dir.path / "m.h5").string() + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
   while (std::fgets(buf, sizeof buf, p)) out += buf;
@@ -312,7 +312,7 @@ TEST_CASE("user model: a missing compiler is an input error that says what to in
   // A compiler that fails (here `false`, which exits 1): the command and its exit code, exit 2, no file.
   out.clear();
   const std::string failing = "env XDG_CACHE_HOME=" + (dir.path / "cache").string() + " ROLLSIM_CXX=false " +
-                              ROLLSIM_BINARY + " run " + file + " -o " + (dir.path / "m.h5").string() + " 2>&1";
+                              rollsim::test::binary() + " run " + file + " -o " + (dir.path / "m.h5").string() + " 2>&1";
   p = popen(failing.c_str(), "r");
   while (std::fgets(buf, sizeof buf, p)) out += buf;
   CHECK(WEXITSTATUS(pclose(p)) == 2);

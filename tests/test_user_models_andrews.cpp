@@ -15,7 +15,7 @@ using namespace rollsim;
 
 namespace {
 
-const std::string kAndrews = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/andrews.toml";
+const std::string kAndrews = rollsim::test::source_dir() + "/scenarios/andrews.toml";
 
 // The test set's consistent initial values (andrews.f): q''(0) for beta and Theta (the others
 // are 0) and the multipliers lambda(0) (y(22), y(23); the others are 0).

@@ -67,7 +67,7 @@ TEST_CASE("zeno: a rimless wheel rocking on flat ground comes to rest by itself,
   // before an impact equals the rate after the previous one, and each impact keeps c = (cos 2 alpha + eps)/(1 + eps)
   // of it (angular momentum about the new tip). The rocking accumulates; the trailing spoke's flights become too
   // short to follow and it is captured; the wheel ends at rest on two spokes.
-  std::string text = test::read_file(ROLLSIM_SOURCE_DIR "/scenarios/rimless_wheel.toml");
+  std::string text = test::read_file(rollsim::test::source_dir() + "/scenarios/rimless_wheel.toml");
   const auto erase_line = [&](const std::string& line) {
     const auto p = text.find(line + "\n");
     REQUIRE(p != std::string::npos);

@@ -288,6 +288,60 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
 void ConeEngine::rhs(double t, const double* x, int mode, double* xdot) const {
   thread_local Solution s;
   const bool ok = solve(t, x, mode, s);
+  rhs_of(t, x, mode, s, ok, xdot);
+}
+
+// The Jacobian of a sliding contact's rates has the term -mu N W^T (I - d d^T) W / |v| from the friction's direction
+// d = v/|v|, unbounded as the slip goes to zero. The difference quotients with increments of 1e-8 |q'| (the
+// integrator's own, or difference_jacobian's) change a slip of 1e-7 m/s by as much as itself: the Jacobian they give
+// is wrong where the slip is small, Newton's iteration failed to converge at most steps of a slide started on the
+// cone's edge, and the steps fell to 1e-11 s (Euler's disk near the end of its spin-down: docs/user-models.md).
+// Here each column's increment is cut until no sliding contact's slip changes by more than kJacobianSlip of
+// |v| + the zero-speed tolerance (d's own scale, see solve), down to kJacobianFloor of the plain increment, below
+// which the rounding of the rates would swamp the difference.
+bool ConeEngine::jacobian(double t, const double* x, int mode, double* J) const {
+  constexpr double kJacobianSlip = 1e-2, kJacobianFloor = 1e-6;
+  const std::size_t m = size(), nc = contacts_.size();
+  thread_local Solution s0, s1;
+  thread_local std::vector<double> xp, f0, f1;
+  xp.assign(x, x + m);
+  f0.resize(m);
+  f1.resize(m);
+  const bool ok0 = solve(t, x, mode, s0);
+  rhs_of(t, x, mode, s0, ok0, f0.data());
+  const double eps = rest_speed(x);
+  auto slip_change = [&](const Solution& a, const Solution& b) {  // the largest relative change of a sliding slip
+    double r = 0;
+    for (std::size_t k = 0; k < nc; ++k) {
+      if (contact_mode(mode, k) != kSlide || frictionless(cone_work(n_, nc).terms[k])) continue;
+      double dv = 0, v = 0;
+      for (std::size_t i = 0; i < 3; ++i) {
+        dv += std::pow(a.v[3 * k + i] - b.v[3 * k + i], 2);
+        v += std::pow(a.v[3 * k + i], 2);
+      }
+      r = std::max(r, std::sqrt(dv) / (std::sqrt(v) + eps));
+    }
+    return r;
+  };
+  for (std::size_t j = 0; j < m; ++j) {
+    const double plain = 1e-8 * std::max(1.0, std::abs(x[j]));
+    double dx = plain;
+    bool ok = false;
+    for (int tries = 0; tries < 3; ++tries) {
+      xp[j] = x[j] + dx;
+      ok = solve(t, xp.data(), mode, s1);
+      const double change = ok ? slip_change(s0, s1) : 0.0;
+      if (change <= kJacobianSlip || dx <= kJacobianFloor * plain) break;
+      dx = std::max(kJacobianFloor * plain, dx * 0.5 * kJacobianSlip / change);
+    }
+    rhs_of(t, xp.data(), mode, s1, ok, f1.data());
+    xp[j] = x[j];
+    for (std::size_t i = 0; i < m; ++i) J[i + m * j] = (f1[i] - f0[i]) / dx;
+  }
+  return true;
+}
+
+void ConeEngine::rhs_of(double t, const double* x, int mode, const Solution& s, bool ok, double* xdot) const {
   const std::size_t n = n_;
   std::copy(x + n, x + 2 * n, xdot);
   if (!ok)

@@ -114,6 +114,9 @@ class ConeEngine : public OdeSystem, public WitnessSystem {
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return outputs_; }
   void rhs(double t, const double* x, int mode, double* xdot) const override;
+  /// Forward differences of rhs, each column's increment small enough that the slip of every sliding contact changes
+  /// by at most kJacobianSlip of its size (cone_engine.cpp says why).
+  bool jacobian(double t, const double* x, int mode, double* J) const override;
   std::vector<Witness> witnesses(int mode) const override;
   std::size_t witness_count(int mode) const override;
   void witness_values(double t, const double* x, int mode, double* g) const override;
@@ -164,6 +167,8 @@ class ConeEngine : public OdeSystem, public WitnessSystem {
   std::size_t surface_work_state() const { return n_base_ + 2 + 3 * contacts_.size(); }
   bool moving_surfaces_ = false;
   void fill_terms(double t, const double* x, std::vector<ConeTerms>& terms) const;
+  /// rhs from the mode's solution `s` at (t, x) (solve's, with `ok` its result).
+  void rhs_of(double t, const double* x, int mode, const Solution& s, bool ok, double* xdot) const;
   /// The generalized slip v (dim(k) values, the rest 0) of contact k from its terms and the rates.
   void slip_of(std::size_t k, const ConeTerms& c, double* v) const;
   /// The consistent mode at (t, x); `fired`: the contact whose witness fired (or -1), `left`: its mode before (or -1:
