@@ -495,7 +495,7 @@ TEST_CASE("summary: a long text item is shortened on the terminal and kept whole
 TEST_CASE("summary: no line of a run's summary ends in a space; a dimensionless item prints no unit") {
   test::TempDir dir;
   std::string text;
-  REQUIRE(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/tipping_table.toml -o " + (dir.path / "t.h5").string(),
+  REQUIRE(test::run_binary("run " + rollsim::test::source_dir() + "/scenarios/tipping_table.toml -o " + (dir.path / "t.h5").string(),
                            text) == 0);
   std::istringstream lines(text);
   int n = 0;
@@ -509,7 +509,7 @@ TEST_CASE("summary: no line of a run's summary ends in a space; a dimensionless 
 }
 
 TEST_CASE("exit codes: a run refused at its start (the Painleve rod) exits 3 and writes no file, as the README says") {
-  const std::string readme = test::read_file(ROLLSIM_SOURCE_DIR "/README.md");
+  const std::string readme = test::read_file(rollsim::test::source_dir() + "/README.md");
   std::smatch row;
   REQUIRE(std::regex_search(readme, row, std::regex("\\n\\| 3 \\| ([^\\n]+)\\|")));
   CHECK(row[1].str().find("fails before its first sample") != std::string::npos);
@@ -517,7 +517,7 @@ TEST_CASE("exit codes: a run refused at its start (the Painleve rod) exits 3 and
   test::TempDir dir;
   const std::string out = (dir.path / "rod.h5").string();
   std::string text;
-  CHECK(test::run_binary("run " ROLLSIM_SOURCE_DIR "/scenarios/painleve_rod.toml -o " + out, text) == kExitSolver);
+  CHECK(test::run_binary("run " + rollsim::test::source_dir() + "/scenarios/painleve_rod.toml -o " + out, text) == kExitSolver);
   CHECK(text.find("no result file written") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
   CHECK_FALSE(std::filesystem::exists(out + ".tmp"));

@@ -629,7 +629,7 @@ TEST_CASE("linear: rollsim linearize gives the gain where A's root at 0 cancels 
   // 0 that the forces' linear part does not drive and x does not see, so the gain is the mechanics' alone: in
   // statics K q = F with K = diag(k, m g l), so x = force_x / k (k = 10 N/m) and force_phi leaves x at 0.
   rollsim::test::TempDir dir;
-  const std::string scenario = std::string(ROLLSIM_SOURCE_DIR) + "/scenarios/user_carriage_pendulum.toml";
+  const std::string scenario = rollsim::test::source_dir() + "/scenarios/user_carriage_pendulum.toml";
   const std::string out = (dir.path / "lin.h5").string();
   std::string text;
   REQUIRE(rollsim::test::run_binary("linearize " + scenario + " --set initial.phi=0 -o " + out, text) == 0);
