@@ -258,4 +258,56 @@ TEST_CASE("cone scenarios: Euler's disk late in its spin-down sticks and slips o
   CHECK(spread(balance) <= static_cast<double>(steps) * disk.scenario.real("solver.rtol") * E[0]);
 }
 
+TEST_CASE("cone scenarios: Euler's disk at 477 rad/s resumes a slide whose slip crossed zero on the integration's error once") {
+  // scenarios/euler_disk.toml with R = 3 mm on BDF, started from its state at t = 99.404 s of the 100 s run from the
+  // shipped start (alpha = 0.019 rad, der(psi) = 477 rad/s): the contact slides, and its slip comes back to zero
+  // at t = 0.77 ms. The law at rest sends it on along the same direction with kappa = 5.8e-3 m/s^2, 29 times the
+  // cone's edge (kStrict of the accelerations' scale 198 m/s^2), so the slide restarted at v = 0; but its slip then
+  // grew by 4e-10 m/s over the first step of 7e-8 s, against an integration error of 1e-8 m/s in the slip (rates
+  // of 477 rad/s at rtol 1e-10), and its witness v.r crossed zero again after every step: 18 restarts in 1.1
+  // microseconds here, 54 in 3.5 microseconds in the 100 s run. A slide that resumes along the reference it had
+  // now starts at the zero-speed tolerance (cone_events.cpp): one restart from v = 0, then one at the tolerance,
+  // and the slide goes on. Checked: at most two restarts, the second along the first's direction, the slip
+  // off zero after them, and E + D kept.
+  const std::vector<std::string> overrides = {
+      "parameters.Rs=0.003", "solver.method=bdf", "simulation.t_end=0.003", "simulation.output_dt=1e-5",
+      "initial.x=0.042445382771748585", "initial_rates.x=12.611014061960647",
+      "initial.y=-0.0703724968071291", "initial_rates.y=20.24651210868192",
+      "initial.z=1.1160272708747732e-16", "initial_rates.z=2.8084313877347677e-16",
+      "initial.psi=9849.906696981407", "initial_rates.psi=476.9579785889969",
+      "initial.theta=1.5515675243274398", "initial_rates.theta=-1.0277074918013371",
+      "initial.phi=-9846.6038258218", "initial_rates.phi=-477.0571910688989"};
+  const test::Run disk = test::run_scenario("euler_disk.toml", overrides);
+  REQUIRE(disk.result.completed());
+  CHECK(disk.result.termination == "t_end");
+  std::vector<double> restarts;
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < disk.rec.events.size(); ++i)
+    if (disk.rec.events[i].kind == "slip_restart_table") {
+      restarts.push_back(disk.rec.events[i].t);
+      at.push_back(i);
+    }
+  INFO("restarts at " << test::digits(restarts.empty() ? -1.0 : restarts.front()) << " ..., " << restarts.size());
+  REQUIRE(restarts.size() >= 1);
+  CHECK(restarts.size() <= 2);
+  CHECK(std::abs(restarts.front() - 7.699e-4) <= 1e-6);
+  if (restarts.size() == 2) {
+    const auto& first = disk.rec.events[at[0]].extra;
+    const auto& second = disk.rec.events[at[1]].extra;
+    CHECK(std::abs(second.at("slip_direction_x_table") - first.at("slip_direction_x_table")) <= 1e-4);
+    CHECK(std::abs(second.at("slip_direction_y_table") - first.at("slip_direction_y_table")) <= 1e-4);
+  }
+  const test::RunSignals sig(disk);
+  // After the last restart the slip stays off zero: at least the zero-speed tolerance's share in the plane (1.1e-7
+  // of its 4.3e-7 m/s; the rest is the spin's), growing to 7.6e-6 m/s by the end.
+  const auto slip = sig("slip_speed_table");
+  double least = 1;
+  for (std::size_t i = 0; i < slip.size(); ++i)
+    if (disk.rec.t[i] > restarts.back()) least = std::min(least, slip[i]);
+  CHECK(least >= 1e-7);
+  const auto balance = sig("energy_balance"), E = sig("energy");
+  const long steps = disk.result.stats.get("n_steps");
+  CHECK(spread(balance) <= static_cast<double>(steps) * disk.scenario.real("solver.rtol") * E[0]);
+}
+
 }  // namespace rollsim

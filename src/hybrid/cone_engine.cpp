@@ -261,8 +261,7 @@ bool ConeEngine::solve(double t, const double* x, int mode, Solution& s) const {
   for (std::size_t k = 0; k < nc; ++k) {
     if (c.modes[k] != kSlide) continue;
     const Eigen::Vector3d vv(s.v[3 * k], s.v[3 * k + 1], s.v[3 * k + 2]);
-    Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
-    r = r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
+    const Eigen::Vector3d r = slip_reference(k, x);
     const Eigen::Vector3d wv = (vv.dot(r) < 0 ? -vv : vv) + eps * r;
     const double wn = wv.norm();
     c.d[k] = wn > 0 && std::isfinite(wn) ? Eigen::Vector3d(wv / wn) : r;
@@ -501,6 +500,11 @@ std::unique_ptr<Summarizer> ConeEngine::make_summarizer() const {
         return sym[ConeEngine::contact_mode(mode, k)];
       },
       "o open, 0 stick, s slide", std::move(families), family);
+}
+
+Eigen::Vector3d ConeEngine::slip_reference(std::size_t k, const double* x) const {
+  const Eigen::Vector3d r(x[ref_state(k)], x[ref_state(k) + 1], x[ref_state(k) + 2]);
+  return r.norm() > 0 ? Eigen::Vector3d(r.normalized()) : Eigen::Vector3d::UnitX();
 }
 
 double ConeEngine::rest_speed(const double* x) const {

@@ -186,6 +186,8 @@ class ConeEngine : public OdeSystem, public WitnessSystem {
   /// energy lost added to D_impact; sets the slip references. Returns the energy lost.
   double settle(double t, double* x, const std::vector<int>& modes, const std::vector<bool>& hold_slip,
                 const std::vector<double>& seed, const std::vector<Eigen::Vector3d>& dirs) const;
+  /// Sliding contact k's slip reference at x as a unit vector (x along the contact's first axis where it is zero).
+  Eigen::Vector3d slip_reference(std::size_t k, const double* x) const;
   /// The zero-speed tolerance at x: rates below it count as zero.
   double rest_speed(const double* x) const;
 
