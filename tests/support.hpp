@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,16 @@ struct Run {
   RunResult result;
   Recorder rec;
   Scenario scenario;
+  /// The system's signal names, in the order of rec.x and rec.y (a lookup without building the system again).
+  std::vector<std::string> state_names, output_names;
+  /// The value of the state or output `name` at sample k.
+  double value(std::size_t k, const std::string& name) const {
+    for (std::size_t i = 0; i < state_names.size(); ++i)
+      if (state_names[i] == name) return rec.x[k][i];
+    for (std::size_t i = 0; i < output_names.size(); ++i)
+      if (output_names[i] == name) return rec.y[k][i];
+    throw std::out_of_range("the run has no signal " + name);
+  }
   const SummaryItem* item(const std::string& key) const {
     for (const auto& i : result.summary)
       if (i.key == key) return &i;
@@ -98,6 +109,8 @@ inline Run run_text(const std::string& text, const std::vector<std::string>& ove
   Run r;
   r.scenario = load_scenario_text(text, "test.toml", overrides);
   auto sys = build_system(r.scenario);
+  for (const auto& s : sys->states()) r.state_names.push_back(s.name);
+  for (const auto& o : sys->outputs()) r.output_names.push_back(o.name);
   const SimulationOptions opt = simulation_options(r.scenario);
   r.result = simulate(*sys, opt, {&r.rec});
   return r;

@@ -17,7 +17,6 @@ namespace {
 
 const char* kGood = test::kGoodScenario;
 using Case = test::BadInputCase;
-const auto replace = test::replace_once;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -35,44 +34,44 @@ std::vector<Case> more_cases() {
   const std::string g = kGood;
   std::vector<Case> v{
       // Syntax, unknown keys and suggestions
-      {"unterminated string", replace(g, "[parameters]", "title = \"open\n[parameters]"), "", "s.toml:2:"},
-      {"unknown key in [simulation]", replace(g, "t_end", "t_ned"), "", "unknown key 'simulation.t_ned'; did you mean 'simulation.t_end'?"},
+      {"unterminated string", test::replace_once(g, "[parameters]", "title = \"open\n[parameters]"), "", "s.toml:2:"},
+      {"unknown key in [simulation]", test::replace_once(g, "t_end", "t_ned"), "", "unknown key 'simulation.t_ned'; did you mean 'simulation.t_end'?"},
       {"unknown top-level key", "titel = \"x\"\n" + g, "", "s.toml:1:9: unknown key 'titel'; did you mean 'title'?"},
-      {"duplicate key", replace(g, "wheel_mass = 1.0", "wheel_mass = 1.0\nwheel_mass = 2.0"), "", "s.toml:4:"},
+      {"duplicate key", test::replace_once(g, "wheel_mass = 1.0", "wheel_mass = 1.0\nwheel_mass = 2.0"), "", "s.toml:4:"},
       {"duplicate table", g + "[parameters]\ngravity = 9.81\n", "", "cannot redefine existing table 'parameters'"},
       {"empty file", "", "", "s.toml:1:1: missing key 'model'"},
       // Wrong types; arrays and tables where scalars are expected
-      {"boolean for a number", replace(g, "rtol = 1e-8", "rtol = true"), "", "s.toml:12:8: solver.rtol must be a number, not a boolean (true)"},
-      {"string for a number", replace(g, "t_end = 0.5", "t_end = \"0.5\""), "", "simulation.t_end must be a number, not a string"},
-      {"array for a number", replace(g, "wheel_mass = 1.0", "wheel_mass = [1.0, 2.0]"), "", "parameters.wheel_mass must be a number, not an array"},
-      {"table for a number", replace(g, "wheel_mass = 1.0", "wheel_mass = { value = 1.0 }"), "", "parameters.wheel_mass must be a number, not a table"},
-      {"date for a number", replace(g, "t_end = 0.5", "t_end = 1979-05-27"), "", "simulation.t_end must be a number, not a date or time"},
-      {"number for the model", replace(g, "\"tipping_table\"", "42"), "", "model must be a string, not an integer"},
+      {"boolean for a number", test::replace_once(g, "rtol = 1e-8", "rtol = true"), "", "s.toml:12:8: solver.rtol must be a number, not a boolean (true)"},
+      {"string for a number", test::replace_once(g, "t_end = 0.5", "t_end = \"0.5\""), "", "simulation.t_end must be a number, not a string"},
+      {"array for a number", test::replace_once(g, "wheel_mass = 1.0", "wheel_mass = [1.0, 2.0]"), "", "parameters.wheel_mass must be a number, not an array"},
+      {"table for a number", test::replace_once(g, "wheel_mass = 1.0", "wheel_mass = { value = 1.0 }"), "", "parameters.wheel_mass must be a number, not a table"},
+      {"date for a number", test::replace_once(g, "t_end = 0.5", "t_end = 1979-05-27"), "", "simulation.t_end must be a number, not a date or time"},
+      {"number for the model", test::replace_once(g, "\"tipping_table\"", "42"), "", "model must be a string, not an integer"},
       {"boolean for an event action", g + "[events]\nlift_off = true\n", "", "events.lift_off must be a string, not a boolean"},
-      {"integer literal out of range", replace(g, "t_end = 0.5", "t_end = 99999999999999999999"), "", "s.toml:9:"},
+      {"integer literal out of range", test::replace_once(g, "t_end = 0.5", "t_end = 99999999999999999999"), "", "s.toml:9:"},
       // NaN and infinity, in the file and on the command line
-      {"negative nan", replace(g, "output_dt = 0.01", "output_dt = -nan"), "", "simulation.output_dt = nan is not a finite number"},
+      {"negative nan", test::replace_once(g, "output_dt = 0.01", "output_dt = -nan"), "", "simulation.output_dt = nan is not a finite number"},
       {"negative infinity", g, "--set parameters.gravity=-inf", "--set parameters.gravity=-inf: parameters.gravity = -inf is not a finite number"},
       {"nan override", g, "--set parameters.wheel_mass=nan", "parameters.wheel_mass = nan is not a finite number; allowed range (0, inf) [kg]"},
       // Non-positive physical values
-      {"negative inertia", replace(g, "wheel_mass = 1.0", "wheel_mass = 1.0\nwheel_inertia = -0.1"), "", "s.toml:4:17: parameters.wheel_inertia = -0.1 is out of range; allowed range (0, inf) [kg m^2]"},
+      {"negative inertia", test::replace_once(g, "wheel_mass = 1.0", "wheel_mass = 1.0\nwheel_inertia = -0.1"), "", "s.toml:4:17: parameters.wheel_inertia = -0.1 is out of range; allowed range (0, inf) [kg m^2]"},
       {"zero gravity", g, "--set parameters.gravity=0", "parameters.gravity = 0 is out of range"},
-      {"negative output_dt", replace(g, "output_dt = 0.01", "output_dt = -0.01"), "", "simulation.output_dt = -0.01 is out of range; allowed range (0, inf) [s]"},
+      {"negative output_dt", test::replace_once(g, "output_dt = 0.01", "output_dt = -0.01"), "", "simulation.output_dt = -0.01 is out of range; allowed range (0, inf) [s]"},
       {"zero table mass", g, "--set parameters.table_mass=0", "parameters.table_mass = 0 is out of range"},
-      {"parameters overflowing double", replace(g, "wheel_mass = 1.0", "wheel_mass = 1e300"), "--set parameters.gravity=1e300", "overflow double precision"},
+      {"parameters overflowing double", test::replace_once(g, "wheel_mass = 1.0", "wheel_mass = 1e300"), "--set parameters.gravity=1e300", "overflow double precision"},
       // Inconsistent initial states
-      {"wheel exactly at the edge", replace(g, "theta1 = 0.01", "theta1 = 2.0"), "", "s.toml:7:10: the wheel starts at contact position s = r (theta1 - theta2) = 0.5 m, at or beyond the table edge"},
+      {"wheel exactly at the edge", test::replace_once(g, "theta1 = 0.01", "theta1 = 2.0"), "", "s.toml:7:10: the wheel starts at contact position s = r (theta1 - theta2) = 0.5 m, at or beyond the table edge"},
       {"wheel beyond the other edge via theta2", g, "--set initial.theta2=5", "the wheel starts at contact position s = r (theta1 - theta2) = -1.2475 m, at or beyond the table edge; allowed range (-0.5, 0.5) m"},
       // Impossible tolerances and limits
-      {"atol zero", replace(g, "rtol = 1e-8", "atol = 0"), "", "solver.atol = 0 is out of range; allowed range (0, inf)"},
+      {"atol zero", test::replace_once(g, "rtol = 1e-8", "atol = 0"), "", "solver.atol = 0 is out of range; allowed range (0, inf)"},
       {"atol negative", g, "--set solver.atol=-1e-12", "solver.atol = -1e-12 is out of range"},
       {"rtol one", g, "--set solver.rtol=1", "solver.rtol = 1 is out of range; allowed range [1e-15, 1)"},
-      {"rtol below 1e-15", replace(g, "rtol = 1e-8", "rtol = 1e-16"), "", "s.toml:12:8: solver.rtol = 1e-16 is out of range; allowed range [1e-15, 1)"},
+      {"rtol below 1e-15", test::replace_once(g, "rtol = 1e-8", "rtol = 1e-16"), "", "s.toml:12:8: solver.rtol = 1e-16 is out of range; allowed range [1e-15, 1)"},
       {"max_steps zero", g, "--set solver.max_steps=0", "solver.max_steps = 0 is out of range; allowed range [1, 1000000000000]"},
-      {"too many samples", replace(g, "output_dt = 0.01", "output_dt = 1e-12"), "", "s.toml:10:13: simulation.t_end / simulation.output_dt = 500000000000 samples; the limit is 1e9"},
+      {"too many samples", test::replace_once(g, "output_dt = 0.01", "output_dt = 1e-12"), "", "s.toml:10:13: simulation.t_end / simulation.output_dt = 500000000000 samples; the limit is 1e9"},
       // Bytes: non-UTF-8, NUL, size
-      {"non-UTF-8 byte in a comment", replace(g, "[initial]", "# caf\xe9\n[initial]"), "", "s.toml:6:"},
-      {"NUL byte", replace(g, "wheel_mass", std::string("wheel\0mass", 10)), "", "s.toml: the scenario file contains NUL bytes"},
+      {"non-UTF-8 byte in a comment", test::replace_once(g, "[initial]", "# caf\xe9\n[initial]"), "", "s.toml:6:"},
+      {"NUL byte", test::replace_once(g, "wheel_mass", std::string("wheel\0mass", 10)), "", "s.toml: the scenario file contains NUL bytes"},
       {"huge file", g + "# " + std::string(1100000, 'x') + "\n", "", "bytes; the limit is 1048576 bytes"},
       // Depth and length
       {"deeply nested dotted key", g + "x" + repeat(".a", 20000) + " = 1\n", "", "s.toml:13:64: a key nested more than 32 levels deep"},
@@ -136,8 +135,8 @@ TEST_CASE("overwrite policy: a run that fails on its input leaves an existing re
   const std::string out = (dir.path / "out.h5").string();
   const std::string old_bytes = "an earlier result file\n";
   const std::string g = kGood;
-  for (const std::string& text : {replace(g, "wheel_mass = 1.0", "wheel_mass = -1.0"),
-                                  replace(g, "[solver]", "[solvr]"), std::string("model = ")}) {
+  for (const std::string& text : {test::replace_once(g, "wheel_mass = 1.0", "wheel_mass = -1.0"),
+                                  test::replace_once(g, "[solver]", "[solvr]"), std::string("model = ")}) {
     std::ofstream(out, std::ios::binary) << old_bytes;
     const std::string path = dir.file("s.toml", text);
     std::string output;

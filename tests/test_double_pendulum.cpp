@@ -18,7 +18,7 @@
 #include "support.hpp"
 
 using namespace rollsim;
-using double_pendulum::Params;
+using DoublePendulumParams = double_pendulum::Params;
 
 namespace {
 
@@ -26,7 +26,7 @@ namespace {
 /// [m2 l1 l2, m2 l2^2]] and K = diag(Ka, Kc) = diag((m1+m2) g l1, m2 g l2), from the energies T and V.
 struct Matrices {
   double A, B, C, Ka, Kc;
-  explicit Matrices(const Params& p)
+  explicit Matrices(const DoublePendulumParams& p)
       : A((p.mass1 + p.mass2) * p.length1 * p.length1),
         B(p.mass2 * p.length1 * p.length2),
         C(p.mass2 * p.length2 * p.length2),
@@ -35,7 +35,7 @@ struct Matrices {
 };
 
 /// The squared small-angle frequencies from det(K - w^2 M) = 0: (AC - B^2) w^4 - (Ka C + Kc A) w^2 + Ka Kc = 0.
-std::array<double, 2> mode_frequencies_squared(const Params& p) {
+std::array<double, 2> mode_frequencies_squared(const DoublePendulumParams& p) {
   const auto [A, B, C, Ka, Kc] = Matrices(p);
   const double a = A * C - B * B, b = -(Ka * C + Kc * A), c = Ka * Kc;
   const double disc = std::sqrt(b * b - 4 * a * c);
@@ -43,7 +43,7 @@ std::array<double, 2> mode_frequencies_squared(const Params& p) {
 }
 
 /// The Jacobian of the model's right-hand side at rest (by its AD interface) and its eigenvalues.
-std::vector<std::complex<double>> eigenvalues_at_rest(const Params& p) {
+std::vector<std::complex<double>> eigenvalues_at_rest(const DoublePendulumParams& p) {
   const double x0[4] = {0, 0, 0, 0};
   auto sys = double_pendulum::make_system(p, x0);
   const auto* lin = dynamic_cast<const Linearizable*>(sys.get());
@@ -86,7 +86,7 @@ std::size_t column(const test::Run& r, const std::string& name) {
 }  // namespace
 
 TEST_CASE("double pendulum: small-angle normal modes, equal masses and lengths: w^2 = (2 -+ sqrt 2) g / l") {
-  Params p;  // m1 = m2 = 1 kg, l1 = l2 = 1 m
+  DoublePendulumParams p;  // m1 = m2 = 1 kg, l1 = l2 = 1 m
   const double g = p.gravity, l = p.length1;
   const double slow = std::sqrt((2 - std::sqrt(2.0)) * g / l), fast = std::sqrt((2 + std::sqrt(2.0)) * g / l);
   SUBCASE("the linearisation's eigenvalues: +-i w for both modes, and 0 for the dissipated energy") {
@@ -127,7 +127,7 @@ TEST_CASE("double pendulum: small-angle normal modes, equal masses and lengths: 
 }
 
 TEST_CASE("double pendulum: unequal masses and lengths: the linearisation's frequencies solve det(K - w^2 M) = 0") {
-  Params p;
+  DoublePendulumParams p;
   p.mass1 = 2.0;
   p.mass2 = 0.5;
   p.length1 = 1.2;
@@ -144,7 +144,7 @@ TEST_CASE("double pendulum: unequal masses and lengths: the linearisation's freq
 }
 
 TEST_CASE("double pendulum: damped eigenvalues are roots of det(s^2 M + s C + K) = 0") {
-  Params p;
+  DoublePendulumParams p;
   p.mass2 = 0.6;
   p.length2 = 0.8;
   p.damping1 = 0.4;

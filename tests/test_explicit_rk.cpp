@@ -43,7 +43,7 @@ test::Run table(const std::string& method, double rtol, std::vector<std::string>
 
 /// The disk in dimensionless units from (x, y, z) with inertia ratio j to tau_end (scenarios/disk_type_b.toml with
 /// its values set).
-test::Run disk(double j, double x, double y, double z, double tau_end, const char* method, double rtol) {
+test::Run disk_run(double j, double x, double y, double z, double tau_end, const char* method, double rtol) {
   return test::run_text(
       scenario("disk_type_b.toml"),
       {"parameters.inertia_ratio=" + num(j), "initial.x=" + num(x), "initial.y=" + num(y), "initial.z=" + num(z),
@@ -151,11 +151,11 @@ TEST_CASE("explicit RK: the disk's stick, slip and sliding events follow the clo
   for (const Start& s : {Start{0.5, 3.0, 0.0, 1.0, 60.0}, Start{0.4, 0.5, 0.3, 2.0, 30.0},
                          Start{1.0, -4.0, 1.0, -2.0, 60.0}, Start{0.5, 0.0, 0.0, 3.0, 40.0}}) {
     INFO("j " << s.j << " start " << s.x << " " << s.y << " " << s.z);
-    const auto exact = disk(s.j, s.x, s.y, s.z, s.tau, "exact", 1e-10);
+    const auto exact = disk_run(s.j, s.x, s.y, s.z, s.tau, "exact", 1e-10);
     REQUIRE(exact.result.completed());
     for (const Method& m : kMethods) {
       INFO("method " << std::string(m.name));
-      const auto dp = disk(s.j, s.x, s.y, s.z, s.tau, m.name, 1e-10);
+      const auto dp = disk_run(s.j, s.x, s.y, s.z, s.tau, m.name, 1e-10);
       REQUIRE(dp.result.completed());
       CHECK(text_of(dp, "symbols") == text_of(exact, "symbols"));
       CHECK(text_of(dp, "audit").rfind("passed", 0) == 0);
@@ -169,12 +169,12 @@ TEST_CASE("explicit RK: the disk's stick, slip and sliding events follow the clo
 }
 
 TEST_CASE("explicit RK: event times converge to the closed form's as rtol shrinks") {
-  const auto exact = disk(0.5, 3.0, 0.0, 1.0, 60.0, "exact", 1e-10);
+  const auto exact = disk_run(0.5, 3.0, 0.0, 1.0, 60.0, "exact", 1e-10);
   for (const Method& m : kMethods) {
     INFO("method " << std::string(m.name));
     double prev = INFINITY;
     for (double rtol : {1e-7, 1e-9, 1e-11}) {
-      const auto dp = disk(0.5, 3.0, 0.0, 1.0, 60.0, m.name, rtol);
+      const auto dp = disk_run(0.5, 3.0, 0.0, 1.0, 60.0, m.name, rtol);
       REQUIRE(dp.rec.events.size() == exact.rec.events.size());
       double worst = 0;
       for (std::size_t k = 0; k < exact.rec.events.size(); ++k)

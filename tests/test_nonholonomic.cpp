@@ -16,15 +16,7 @@ namespace {
 std::string sleigh_text() { return test::read_file(rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml"); }
 
 /// A signal's value at sample k (states first, then outputs), by name.
-double value(const test::Run& r, std::size_t k, const std::string& name) {
-  auto sys = build_system(r.scenario);
-  for (std::size_t i = 0; i < sys->states().size(); ++i)
-    if (sys->states()[i].name == name) return r.rec.x[k][i];
-  for (std::size_t i = 0; i < sys->outputs().size(); ++i)
-    if (sys->outputs()[i].name == name) return r.rec.y[k][i];
-  FAIL("no signal " << name);
-  return NAN;
-}
+double value(const test::Run& r, std::size_t k, const std::string& name) { return r.value(k, name); }
 
 std::size_t column(const HybridSystem& sys, const std::string& name) {
   for (std::size_t i = 0; i < sys.states().size(); ++i)

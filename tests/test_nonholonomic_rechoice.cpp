@@ -12,29 +12,29 @@ namespace rollsim {
 
 namespace {
 
-std::string sleigh_text() { return test::read_file(rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml"); }
+std::string rechoice_sleigh_text() { return test::read_file(rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml"); }
 
 /// The sleigh with its no-slip row written a second time, multiplied by `factor` (a redundant, consistent row).
 std::string twice_text(const std::string& factor) {
-  std::string text = sleigh_text();
+  std::string text = rechoice_sleigh_text();
   const std::string row = "[constraints.no_side_slip_again]\nvelocity = \"" + factor +
                           "*(-der(x)*sin(theta) + der(y)*cos(theta))\"\n\n";
   text.insert(text.find("[initial]\n"), row);
   return text;
 }
 
-double gd(double x) { return 2 * std::atan(std::tanh(x / 2)); }
+double rechoice_gd(double x) { return 2 * std::atan(std::tanh(x / 2)); }
 
 /// The sleigh's closed form: m v^2 + J w^2 conserved, v = V tanh(s), w = w0 cosh(c) / cosh(s), theta = sqrt(J/m)/a
-/// (gd(s) - gd(c)), s = lambda t + c (Neimark and Fufaev 1972, Ch. III); theta0 = 0, w0 > 0.
+/// (rechoice_gd(s) - rechoice_gd(c)), s = lambda t + c (Neimark and Fufaev 1972, Ch. III); theta0 = 0, w0 > 0.
 struct Sleigh {
   double m = 1.0, I = 0.05, a, v0, w0;
   double J = I + m * a * a, V = std::sqrt(v0 * v0 + J * w0 * w0 / m), lambda = m * a * V / J, c = std::atanh(v0 / V);
   double v(double t) const { return V * std::tanh(lambda * t + c); }
   double w(double t) const { return w0 * std::cosh(c) / std::cosh(lambda * t + c); }
-  double theta(double t) const { return std::sqrt(J / m) / a * (gd(lambda * t + c) - gd(c)); }
-  /// The time the heading reaches th (gd^-1(y) = artanh(sin y)).
-  double time_of(double th) const { return (std::atanh(std::sin(gd(c) + th * a / std::sqrt(J / m))) - c) / lambda; }
+  double theta(double t) const { return std::sqrt(J / m) / a * (rechoice_gd(lambda * t + c) - rechoice_gd(c)); }
+  /// The time the heading reaches th (rechoice_gd^-1(y) = artanh(sin y)).
+  double time_of(double th) const { return (std::atanh(std::sin(rechoice_gd(c) + th * a / std::sqrt(J / m))) - c) / lambda; }
   /// The side force of the blade, m (v w + a w') = m I v w / J: the no-slip row's multiplier (the row's A is unit).
   double side_force(double t) const { return m * I * v(t) * w(t) / J; }
   double energy() const { return 0.5 * (m * v0 * v0 + J * w0 * w0); }
@@ -94,7 +94,7 @@ std::string particle_text(const std::vector<std::string>& coords, const std::str
 }  // namespace
 
 TEST_CASE("nonholonomic re-choice: the sleigh turns through theta = pi/2 four times over, on its closed form (1e-8)") {
-  const test::Run r = test::run_text(sleigh_text(), kTurningSet);
+  const test::Run r = test::run_text(rechoice_sleigh_text(), kTurningSet);
   REQUIRE(r.result.completed());
   CHECK(r.result.termination == "t_end");
   check_closed_form(r, kTurning);
@@ -125,7 +125,7 @@ TEST_CASE("nonholonomic re-choice: the sleigh turns through theta = pi/2 four ti
 
 TEST_CASE("nonholonomic re-choice: a constraint written twice gives the same motion, its multipliers split equally") {
   const Sleigh shipped{1.0, 0.05, 0.2, 0.5, 1.0};
-  const test::Run once = test::run_text(sleigh_text());
+  const test::Run once = test::run_text(rechoice_sleigh_text());
   const test::Run twice = test::run_text(twice_text("1"));
   REQUIRE(once.result.completed());
   REQUIRE(twice.result.completed());
@@ -177,7 +177,7 @@ TEST_CASE("nonholonomic re-choice: the redundant sleigh also turns through theta
 TEST_CASE("nonholonomic re-choice: the exact Jacobian in every mode and with a redundant row equals central differences") {
   // States: x, y, theta, the two independent speeds' slots, work_constraints. Mode 0: der_y dependent (the slots hold
   // der_x, der_theta); mode 3: der_x dependent (they hold der_y, der_theta).
-  for (const std::string& text : {sleigh_text(), twice_text("1")}) {
+  for (const std::string& text : {rechoice_sleigh_text(), twice_text("1")}) {
     const auto sys = build_system(load_scenario_text(text, "sleigh.toml", {}));
     const auto* ode = facet<OdeSystem>(*sys);
     REQUIRE(ode);

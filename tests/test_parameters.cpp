@@ -17,7 +17,7 @@ namespace tt = rollsim::tipping_table;
 
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
+std::string parameter_message_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const InputError& e) {
@@ -136,16 +136,16 @@ TEST_CASE("parameters: set and get by name, checked like a scenario value") {
   CHECK(p.gravity == 3.5);
   CHECK(decl.get(p, "wheel_radius") == 0.25);
   CHECK(decl.get(p, "parameters.gravity") == 3.5);
-  CHECK(message_of([&] { decl.set(p, "wheel_mass", -1.0); }) ==
+  CHECK(parameter_message_of([&] { decl.set(p, "wheel_mass", -1.0); }) ==
         "set wheel_mass: parameters.wheel_mass = -1 is out of range; allowed range (0, inf) [kg]");
   CHECK(p.wheel_mass == 2.0);  // unchanged by the refused value
-  CHECK(message_of([&] { decl.set(p, "wheel_mas", 1.0); }).find("did you mean 'wheel_mass'") != std::string::npos);
-  CHECK(message_of([&] { decl.get(p, "friction_coefficient"); }) ==
+  CHECK(parameter_message_of([&] { decl.set(p, "wheel_mas", 1.0); }).find("did you mean 'wheel_mass'") != std::string::npos);
+  CHECK(parameter_message_of([&] { decl.get(p, "friction_coefficient"); }) ==
         "get friction_coefficient: parameters.friction_coefficient has no value");
   decl.set(p, "friction_coefficient", 0.3);
   CHECK(p.friction_coefficient == 0.3);
   CHECK(decl.get(p, "friction_coefficient") == 0.3);
-  CHECK(message_of([&] { relay_feedback::Params r; relay_feedback::parameters().set(r, "A", 1.0); }) ==
+  CHECK(parameter_message_of([&] { relay_feedback::Params r; relay_feedback::parameters().set(r, "A", 1.0); }) ==
         "set A: parameters.A is a list of numbers, not a number");
 
   tt::InitialState x{};

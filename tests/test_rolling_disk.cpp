@@ -17,13 +17,13 @@
 #include "support.hpp"
 
 using namespace rollsim;
-using disk_test::Recorder;
+using DiskRecorder = disk_test::Recorder;
 
 namespace {
 
 constexpr int kTotal = 2;  // output index of total_energy (dimensionless runs)
 
-Recorder run_disk(double j, double x, double y, double z, double t_end, double rtol = 1e-10,
+DiskRecorder run_disk(double j, double x, double y, double z, double t_end, double rtol = 1e-10,
                   const std::string& method = "adams", double dt = 0.01) {
   rolling_disk::Params p;
   p.inertia_ratio = j;
@@ -35,7 +35,7 @@ Recorder run_disk(double j, double x, double y, double z, double t_end, double r
   opt.solver.method = method;
   opt.solver.rtol = rtol;
   opt.solver.atol = rtol * 1e-2;
-  Recorder rec;
+  DiskRecorder rec;
   simulate(*sys, opt, {&rec});
   return rec;
 }
@@ -45,7 +45,7 @@ struct Check {
 };
 
 /// Compares a run with the closed form; fills the largest deviations.
-Check compare(const Recorder& rec, const disk_test::CfRun& cf, bool check_times = true) {
+Check compare(const DiskRecorder& rec, const disk_test::CfRun& cf, bool check_times = true) {
   Check c;
   REQUIRE(rec.result.status == "ok");
   CHECK(rec.symbols() == cf.symbols);
@@ -87,7 +87,7 @@ Check compare(const Recorder& rec, const disk_test::CfRun& cf, bool check_times 
   return c;
 }
 
-std::string item_text(const Recorder& r, const std::string& k) {
+std::string item_text(const DiskRecorder& r, const std::string& k) {
   const auto* i = r.item(k);
   return i ? i->text : "";
 }
@@ -98,7 +98,7 @@ TEST_CASE("rolling_disk: type A orbit (+0) against the closed form") {
   const double j = 0.5;
   const auto cf = disk_test::closed_form(j, 0, 0, 3, 40);
   CHECK(cf.symbols == "+0");
-  const Recorder rec = run_disk(j, 0, 0, 3, 40);
+  const DiskRecorder rec = run_disk(j, 0, 0, 3, 40);
   const Check c = compare(rec, cf);
   CHECK(c.max_energy_rel < 1e-8);
   CHECK(item_text(rec, "classification") == "A");
@@ -113,7 +113,7 @@ TEST_CASE("rolling_disk: mirrored type A orbit (-0) and a longer type A transien
     CAPTURE(q[0]);
     CAPTURE(q[2]);
     const auto cf = disk_test::closed_form(j, q[0], q[1], q[2], 40);
-    const Recorder rec = run_disk(j, q[0], q[1], q[2], 40, 1e-12);
+    const DiskRecorder rec = run_disk(j, q[0], q[1], q[2], 40, 1e-12);
     const Check c = compare(rec, cf);
     CHECK(c.max_energy_rel < 1e-8);
     if (cf.final_mode == 0 && std::hypot(cf.x, cf.y) <= 1) CHECK(item_text(rec, "classification") == "A");
@@ -135,7 +135,7 @@ TEST_CASE("rolling_disk: type B orbit against the closed form") {
     CAPTURE(x0);
     CAPTURE(rtol_);
     const auto cf = disk_test::closed_form(j, q[0], q[1], q[2], t_end);
-    const Recorder rec = run_disk(j, q[0], q[1], q[2], t_end, rtol);
+    const DiskRecorder rec = run_disk(j, q[0], q[1], q[2], t_end, rtol);
     const Check c = compare(rec, cf);
     CHECK(c.max_energy_rel < 1e-8);
     if (t_end > 50) CHECK(item_text(rec, "classification") == "B");  // needs a few +0-0 cycles
@@ -151,7 +151,7 @@ TEST_CASE("rolling_disk: type B orbit against the closed form") {
 
 TEST_CASE("rolling_disk: BDF gives the same events") {
   const auto cf = disk_test::closed_form(0.5, 3, 0, 1, 30);
-  const Recorder rec = run_disk(0.5, 3, 0, 1, 30, 1e-10, "bdf");
+  const DiskRecorder rec = run_disk(0.5, 3, 0, 1, 30, 1e-10, "bdf");
   const Check c = compare(rec, cf, false);
   CHECK(c.max_dt < 1e-7);
   MESSAGE("bdf: max |dt| = " << c.max_dt);
@@ -165,7 +165,7 @@ TEST_CASE("rolling_disk: starting on the switching plane") {
     const double x_ = x, y_ = y;  // copies: CAPTURE's lambda cannot take a structured binding (clang 14)
     CAPTURE(x_);
     CAPTURE(y_);
-    const Recorder rec = run_disk(0.5, x, y, 0, 10, 1e-12);
+    const DiskRecorder rec = run_disk(0.5, x, y, 0, 10, 1e-12);
     CHECK(rec.samples.front().mode == mode);
     const auto cf = disk_test::closed_form(0.5, x, y, 0, 10);
     CHECK(rec.symbols() == cf.symbols);
@@ -177,7 +177,7 @@ TEST_CASE("rolling_disk: starting on the switching plane") {
 TEST_CASE("rolling_disk: long type B run, tau = 2000") {
   const double j = 0.5;
   const auto t0 = std::chrono::steady_clock::now();
-  const Recorder rec = run_disk(j, 3, 0, 1, 2000, 1e-10, "adams", 1.0);
+  const DiskRecorder rec = run_disk(j, 3, 0, 1, 2000, 1e-10, "adams", 1.0);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto cf = disk_test::closed_form(j, 3, 0, 1, 2000);
   REQUIRE(rec.result.status == "ok");
@@ -195,7 +195,7 @@ TEST_CASE("rolling_disk: long type B run, tau = 2000") {
   const double per_event = steps / static_cast<double>(rec.events.size());
   CHECK(per_event < 100);
   // Bounded, not growing: the second half of the run costs no more per event than the first.
-  const Recorder half = run_disk(j, 3, 0, 1, 1000, 1e-10, "adams", 1.0);
+  const DiskRecorder half = run_disk(j, 3, 0, 1, 1000, 1e-10, "adams", 1.0);
   const double steps_half = static_cast<double>(half.result.stats.get("n_steps"));
   const double per_event_second = (steps - steps_half) / static_cast<double>(rec.events.size() - half.events.size());
   const double per_event_first = steps_half / static_cast<double>(half.events.size());
@@ -211,7 +211,7 @@ TEST_CASE("rolling_disk: long type B run, tau = 2000") {
 
 TEST_CASE("rolling_disk: no chattering while rolling") {
   // Rolling on a circle of radius 0.5 (|x| < 1 throughout) costs the steps of a smooth oscillator.
-  const Recorder roll = run_disk(0.5, 0.5, 0, 0, 200);
+  const DiskRecorder roll = run_disk(0.5, 0.5, 0, 0, 200);
   REQUIRE(roll.events.empty());
   test::Oscillator osc(0.5);
   SimulationOptions opt;
@@ -220,13 +220,13 @@ TEST_CASE("rolling_disk: no chattering while rolling") {
   opt.solver.method = "adams";  // the disk's method here (run_disk)
   opt.solver.rtol = 1e-10;
   opt.solver.atol = 1e-12;
-  Recorder ref;
+  DiskRecorder ref;
   simulate(osc, opt, {&ref});
   const double a = static_cast<double>(roll.result.stats.get("n_steps")), b = static_cast<double>(ref.result.stats.get("n_steps"));
   CHECK(a / b < 1.5);
   MESSAGE("steps per unit time: rolling disk " << a / 200 << ", harmonic oscillator " << b / 200);
   // In the B tail, rolling phases between events are not more expensive either.
-  const Recorder tail = run_disk(0.5, 3, 0, 1, 200);
+  const DiskRecorder tail = run_disk(0.5, 3, 0, 1, 200);
   double roll_time = 0;
   for (size_t i = 0; i + 1 < tail.events.size(); ++i)
     if (tail.events[i].mode_after == 0) roll_time += tail.events[i + 1].t - tail.events[i].t;
@@ -255,7 +255,7 @@ output_dt = 0.01
 )";
   const Scenario sc = load_scenario_text(text, "phys.toml");
   auto sys = find_model("rolling_disk")->make_system(sc);
-  Recorder ph;
+  DiskRecorder ph;
   simulate(*sys, simulation_options(sc), {&ph});
   REQUIRE(ph.result.status == "ok");
   CHECK(ph.result.stats.method == "auto: exact");  // the default: the closed form, compared with the closed form
@@ -271,7 +271,7 @@ output_dt = 0.01
   CHECK(s.omega0 == doctest::Approx(std::sqrt(200.0 / 3.0)));
   double q[3];
   rolling_disk::to_dimensionless(p, 0.25, 0, 0.5, q);
-  const Recorder dl = run_disk(0.5, q[0], q[1], q[2], 10 * s.omega0, 1e-10, "exact");
+  const DiskRecorder dl = run_disk(0.5, q[0], q[1], q[2], 10 * s.omega0, 1e-10, "exact");
   CHECK(ph.symbols() == dl.symbols());
   REQUIRE(ph.events.size() == dl.events.size());
   double max_dt = 0;
@@ -353,7 +353,7 @@ TEST_CASE("rolling_disk: scenarios run and classify as intended") {
     CAPTURE(name_);
     const Scenario sc = load_scenario(rollsim::test::source_dir() + "/scenarios/" + name + ".toml");
     auto sys = find_model("rolling_disk")->make_system(sc);
-    Recorder rec;
+    DiskRecorder rec;
     simulate(*sys, simulation_options(sc), {&rec});
     REQUIRE(rec.result.status == "ok");
     CHECK(item_text(rec, "classification") == cls);
@@ -363,7 +363,7 @@ TEST_CASE("rolling_disk: scenarios run and classify as intended") {
 TEST_CASE("rolling_disk: event time error growth (diagnostic)" * doctest::skip()) {
   for (double rtol : {1e-10, 1e-12}) {
     const auto cf = disk_test::closed_form(0.5, 3, 0, 1, 200);
-    const Recorder rec = run_disk(0.5, 3, 0, 1, 200, rtol);
+    const DiskRecorder rec = run_disk(0.5, 3, 0, 1, 200, rtol);
     for (size_t i = 0; i < std::min(cf.events.size(), rec.events.size()); i += 8)
       MESSAGE(rtol << " " << i << " t=" << cf.events[i].t << " " << cf.events[i].kind << " dt=" << rec.events[i].t - cf.events[i].t
                    << " y=" << cf.events[i].y);

@@ -76,13 +76,13 @@ tt::Params random_params(std::mt19937& rng) {
   return p;
 }
 
-std::string num(double v) {
+std::string digits17(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.17g", v);
   return b;
 }
 
-const char* kBenchmark = R"(
+const char* kBenchmarkRun = R"(
 model = "tipping_table"
 [initial]
 theta1 = 0.01
@@ -152,7 +152,7 @@ TEST_CASE("tipping table: contact forces at rest equal the wheel's weight") {
 TEST_CASE("tipping table: contact forces agree with the wheel centre's acceleration from its sampled path") {
   // F = m p'' + m g y: differentiate the sampled wheel-centre path twice (central differences, h = 1e-4 s)
   // and compare with the contact forces resolved into the fixed frame.
-  auto run = test::run_text(kBenchmark, {"simulation.output_dt=1e-4", "simulation.t_end=1.7", "solver.rtol=1e-12",
+  auto run = test::run_text(kBenchmarkRun, {"simulation.output_dt=1e-4", "simulation.t_end=1.7", "solver.rtol=1e-12",
                                          "solver.atol=1e-14"});
   const auto& rec = run.rec;
   const tt::Params p;
@@ -177,8 +177,8 @@ TEST_CASE("tipping table: energy is conserved to the table edge, and the drift s
   double prev = INFINITY;
   for (double rtol : {1e-6, 1e-8, 1e-10, 1e-12}) {
     for (const char* method : {"adams", "bdf"}) {
-      auto run = test::run_text(kBenchmark, {"solver.rtol=" + num(rtol), std::string("solver.method=") + method,
-                                             "solver.atol=" + num(rtol * 1e-2)});
+      auto run = test::run_text(kBenchmarkRun, {"solver.rtol=" + digits17(rtol), std::string("solver.method=") + method,
+                                             "solver.atol=" + digits17(rtol * 1e-2)});
       CHECK(run.result.termination == "table_edge");
       const double drift = run.summary("energy_drift_rel");
       INFO("rtol " << rtol << " " << method << " drift " << drift);
@@ -194,8 +194,8 @@ TEST_CASE("tipping table: energy is conserved to the table edge, and the drift s
 TEST_CASE("tipping table: a negated initial state gives the negated trajectory") {
   const std::vector<std::string> base{"initial.theta1=0.02", "initial.theta2=0.01", "initial.omega1=0.1",
                                       "initial.omega2=-0.3"};
-  auto a = test::run_text(kBenchmark, base);
-  auto b = test::run_text(kBenchmark, {"initial.theta1=-0.02", "initial.theta2=-0.01", "initial.omega1=-0.1",
+  auto a = test::run_text(kBenchmarkRun, base);
+  auto b = test::run_text(kBenchmarkRun, {"initial.theta1=-0.02", "initial.theta2=-0.01", "initial.omega1=-0.1",
                                        "initial.omega2=0.3"});
   REQUIRE(a.rec.t.size() == b.rec.t.size());
   double worst = 0;
@@ -209,8 +209,8 @@ TEST_CASE("tipping table: a negated initial state gives the negated trajectory")
 
 TEST_CASE("tipping table: states at a fixed time converge as rtol shrinks") {
   auto at = [](double rtol) {
-    auto r = test::run_text(kBenchmark, {"simulation.t_end=1.5", "solver.rtol=" + num(rtol),
-                                         "solver.atol=" + num(rtol * 1e-2)});
+    auto r = test::run_text(kBenchmarkRun, {"simulation.t_end=1.5", "solver.rtol=" + digits17(rtol),
+                                         "solver.atol=" + digits17(rtol * 1e-2)});
     return r.result.x_final;
   };
   const auto ref = at(1e-13);
@@ -227,7 +227,7 @@ TEST_CASE("tipping table: states at a fixed time converge as rtol shrinks") {
 }
 
 TEST_CASE("tipping table: samples are on the output grid, from dense output, with event instants included") {
-  auto r = test::run_text(kBenchmark);
+  auto r = test::run_text(kBenchmarkRun);
   const auto& t = r.rec.t;
   REQUIRE(t.size() > 100);
   for (std::size_t k = 1; k < t.size(); ++k) CHECK(t[k] >= t[k - 1]);
@@ -255,12 +255,12 @@ std::vector<double> output_column(const test::Run& r, const std::string& name) {
   return c;
 }
 
-const std::string kTable = "model = \"tipping_table\"\n[initial]\ntheta1 = 0.01\n";
+const std::string kTableStart = "model = \"tipping_table\"\n[initial]\ntheta1 = 0.01\n";
 
 }  // namespace
 
 TEST_CASE("tipping table: friction_demand is |T_c|/N while N > 0 and NaN after a recorded lift-off") {
-  const test::Run r = test::run_text(kTable, {"events.lift_off=record", "events.table_edge=stop"});
+  const test::Run r = test::run_text(kTableStart, {"events.lift_off=record", "events.table_edge=stop"});
   REQUIRE(r.result.completed());
   const auto n = output_column(r, "normal_force"), t = output_column(r, "tangential_force"),
              d = output_column(r, "friction_demand");
@@ -296,7 +296,7 @@ TEST_CASE("tipping table: friction_demand_max does not depend on output_dt") {
     for (const char* dt : {"20", "1", "0.001"}) {
       auto sets = c;
       sets.push_back(std::string("simulation.output_dt=") + dt);
-      const test::Run r = test::run_text(kTable, sets);
+      const test::Run r = test::run_text(kTableStart, sets);
       REQUIRE(r.result.completed());
       sup.push_back(r.summary("friction_demand_max"));
       loaded.push_back(r.summary("friction_demand_max_loaded"));
@@ -318,7 +318,7 @@ TEST_CASE("tipping table: friction_demand_max does not depend on output_dt") {
     if (test::sanitized && &c != &cases[3] && &c != &cases[4]) continue;
     auto sets = c;
     sets.push_back("simulation.output_dt=1e-5");
-    const test::Run dense = test::run_text(kTable, sets);
+    const test::Run dense = test::run_text(kTableStart, sets);
     const auto n = output_column(dense, "normal_force"), t = output_column(dense, "tangential_force"),
                d = output_column(dense, "friction_demand");
     const double n_w = tt::kDemandWindowFraction * 9.81;

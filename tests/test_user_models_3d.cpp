@@ -15,7 +15,7 @@ namespace rollsim {
 
 namespace {
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
+std::string replaced_3d(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
   REQUIRE_MESSAGE(at != std::string::npos, from);
   return text.replace(at, from.size(), to);
@@ -23,9 +23,8 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 /// The index of a state by name.
 std::size_t state(const test::Run& r, const std::string& name) {
-  auto sys = build_system(r.scenario);
-  for (std::size_t i = 0; i < sys->states().size(); ++i)
-    if (sys->states()[i].name == name) return i;
+  for (std::size_t i = 0; i < r.state_names.size(); ++i)
+    if (r.state_names[i] == name) return i;
   FAIL("no state " << name);
   return 0;
 }
@@ -97,7 +96,7 @@ atol = 1e-12
 )toml";
 
 /// The message of the InputError that loading and building `text` throws ("" if none).
-std::string input_error(const std::string& text) {
+std::string input_error_3d(const std::string& text) {
   try {
     build_system(load_scenario_text(text, "u.toml", {}));
   } catch (const InputError& e) {
@@ -107,7 +106,7 @@ std::string input_error(const std::string& text) {
 }
 
 /// "u.toml:L:C" of the first occurrence of `needle` in `text`, moved by `shift` columns.
-std::string where(const std::string& text, const std::string& needle, int shift = 0) {
+std::string where_3d(const std::string& text, const std::string& needle, int shift = 0) {
   const auto at = text.find(needle);
   REQUIRE(at != std::string::npos);
   const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1;
@@ -179,9 +178,9 @@ TEST_CASE("user model 3-D: a rotation sequence reaching gimbal lock stops the ru
   // Rotating steadily about its body x axis (the smallest moment: a stable rotation) from the identity, the ZXY
   // angle theta grows at 1 rad/s and reaches the sequence's singular attitude theta = pi/2 at t = pi/2; the run
   // stops where |cos(theta)| = 1e-3, at t = acos(1e-3) = 1.569796.
-  const std::string text = replaced(replaced(replaced(kFreeBody, "theta = 0.3", "theta = 1.0"), "phi = 2.0", "phi = 0"),
+  const std::string text = replaced_3d(replaced_3d(replaced_3d(kFreeBody, "theta = 0.3", "theta = 1.0"), "phi = 2.0", "phi = 0"),
                                     "psi = 0.4", "psi = 0");
-  const test::Run r = test::run_text(replaced(text, "inertia = [\"1\", \"3\", \"2\"]", "inertia = [\"1\", \"2\", \"3\"]"));
+  const test::Run r = test::run_text(replaced_3d(text, "inertia = [\"1\", \"3\", \"2\"]", "inertia = [\"1\", \"2\", \"3\"]"));
   CHECK(r.result.status == "solver_failure");
   CAPTURE(r.result.message);
   CHECK(r.result.message.find("body brick") != std::string::npos);
@@ -191,7 +190,7 @@ TEST_CASE("user model 3-D: a rotation sequence reaching gimbal lock stops the ru
   // The same through the program: exit 3 and the message.
   std::string out;
   const test::TempDir dir;
-  const std::string path = dir.file("gimbal.toml", replaced(text, "inertia = [\"1\", \"3\", \"2\"]", "inertia = [\"1\", \"2\", \"3\"]"));
+  const std::string path = dir.file("gimbal.toml", replaced_3d(text, "inertia = [\"1\", \"3\", \"2\"]", "inertia = [\"1\", \"2\", \"3\"]"));
   CHECK(test::run_binary("run " + path + " --output " + (dir.path / "gimbal.h5").string(), out) == 3);
   CHECK(out.find("gimbal lock") != std::string::npos);
 }
@@ -211,60 +210,60 @@ TEST_CASE("user model 3-D: bad input of bodies, points, orientations and rolling
       {"offset = [\"0\", \"0\", \"l\"]", "offset = [\"0\", \"0\", \"l +\"]", "l +\"", "", 3},
   };
   for (const auto& c : cases) {
-    const std::string text = replaced(top, c.from, c.to);
-    const std::string msg = input_error(text);
+    const std::string text = replaced_3d(top, c.from, c.to);
+    const std::string msg = input_error_3d(text);
     CAPTURE(c.to);
     CAPTURE(msg);
     CHECK(msg.find(c.message) != std::string::npos);
   }
   // Exact locations: the list item inside position.offset, the sequence's value.
   {
-    const std::string text = replaced(top, "offset = [\"0\", \"0\", \"l\"]", "offset = [\"0\", \"0\", \"l + q\"]");
-    const std::string msg = input_error(text);
+    const std::string text = replaced_3d(top, "offset = [\"0\", \"0\", \"l\"]", "offset = [\"0\", \"0\", \"l + q\"]");
+    const std::string msg = input_error_3d(text);
     CAPTURE(msg);
-    CHECK(msg.rfind(where(text, "l + q", 4), 0) == 0);
+    CHECK(msg.rfind(where_3d(text, "l + q", 4), 0) == 0);
     CHECK(msg.find("offset[2]") != std::string::npos);
   }
   {
-    const std::string text = replaced(top, "inertia = [\"A\", \"A\", \"C\"]", "inertia = [\"A\", \"C\"]");
-    CHECK(input_error(text).rfind(where(text, "[\"A\", \"C\"]"), 0) == 0);
+    const std::string text = replaced_3d(top, "inertia = [\"A\", \"A\", \"C\"]", "inertia = [\"A\", \"C\"]");
+    CHECK(input_error_3d(text).rfind(where_3d(text, "[\"A\", \"C\"]"), 0) == 0);
   }
   // A cycle of parents; a matrix not orthonormal at the start; a body with an orientation but no position.
-  const std::string two = replaced(top, "[simulation]", R"toml([[bodies]]
+  const std::string two = replaced_3d(top, "[simulation]", R"toml([[bodies]]
 name = "cap"
 mass = 1
 position = { from = "top", offset = ["0", "0", "0.01"] }
 orientation = { parent = "top", sequence = "Z", angles = ["0"] }
 inertia = ["1e-5", "1e-5", "1e-5"]
 [simulation])toml");
-  CHECK(input_error(two).empty());
+  CHECK(input_error_3d(two).empty());
   {
-    const std::string cyc = replaced(replaced(two, "orientation = { sequence = \"ZXZ\"", "orientation = { parent = \"cap\", sequence = \"ZXZ\""),
+    const std::string cyc = replaced_3d(replaced_3d(two, "orientation = { sequence = \"ZXZ\"", "orientation = { parent = \"cap\", sequence = \"ZXZ\""),
                                      "", "");
-    const std::string msg = input_error(cyc);
+    const std::string msg = input_error_3d(cyc);
     CAPTURE(msg);
     CHECK(msg.find("a cycle of parents: ") != std::string::npos);
     CHECK(msg.find("top -> cap -> top") != std::string::npos);
   }
   {
-    const std::string mat = replaced(two, "orientation = { parent = \"top\", sequence = \"Z\", angles = [\"0\"] }",
+    const std::string mat = replaced_3d(two, "orientation = { parent = \"top\", sequence = \"Z\", angles = [\"0\"] }",
                                      "orientation = { parent = \"top\", matrix = [[\"1\", \"0\", \"0\"], [\"0\", \"1\", \"0.1\"], [\"0\", \"0\", \"1\"]] }");
-    const std::string msg = input_error(mat);
+    const std::string msg = input_error_3d(mat);
     CAPTURE(msg);
-    CHECK(msg.rfind(where(mat, "matrix = ", 9), 0) == 0);
+    CHECK(msg.rfind(where_3d(mat, "matrix = ", 9), 0) == 0);
     CHECK(msg.find("is not a rotation at the start") != std::string::npos);
-    const std::string ok = replaced(mat, "[\"0\", \"1\", \"0.1\"]", "[\"0\", \"1\", \"0\"]");
-    CHECK(input_error(ok).empty());
-    const std::string short_rows = replaced(mat, "[\"0\", \"1\", \"0.1\"]", "[\"0\", \"1\"]");
-    CHECK(input_error(short_rows).find("allowed: 3 rows of 3 expressions") != std::string::npos);
+    const std::string ok = replaced_3d(mat, "[\"0\", \"1\", \"0.1\"]", "[\"0\", \"1\", \"0\"]");
+    CHECK(input_error_3d(ok).empty());
+    const std::string short_rows = replaced_3d(mat, "[\"0\", \"1\", \"0.1\"]", "[\"0\", \"1\"]");
+    CHECK(input_error_3d(short_rows).find("allowed: 3 rows of 3 expressions") != std::string::npos);
   }
   {
-    const std::string msg = input_error(replaced(top, "g = 9.81\n", ""));
+    const std::string msg = input_error_3d(replaced_3d(top, "g = 9.81\n", ""));
     CHECK(msg.find("3-D bodies need the gravitational acceleration as parameters.g") != std::string::npos);
   }
   {
-    const std::string start = replaced(top, "theta = 0.5", "theta = 0");
-    const std::string msg = input_error(start);
+    const std::string start = replaced_3d(top, "theta = 0.5", "theta = 0");
+    const std::string msg = input_error_3d(start);
     CAPTURE(msg);
     CHECK(msg.find("starts at the singular attitude of its sequence ZXZ") != std::string::npos);
   }

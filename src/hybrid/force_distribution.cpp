@@ -1,6 +1,8 @@
 #include "rollsim/core/lock_wait.hpp"
 #include "rollsim/hybrid/force_distribution.hpp"
 
+#include "contact_detail.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -18,7 +20,7 @@ constexpr double kRankTolerance = 1e-10;
 /// G lambda = d is consistent where the least-squares residual is below this, relative to the terms' scale.
 constexpr double kConsistency = 1e-8;
 
-double max_abs(const Eigen::VectorXd& v) { return v.size() ? v.cwiseAbs().maxCoeff() : 0.0; }
+using contact_detail::max_abs;
 
 /// GLPK keeps its environment per thread only where it was built so; calls are serialised.
 std::mutex glpk_mutex;

@@ -11,15 +11,15 @@ namespace rollsim {
 
 namespace {
 
-constexpr const char* kSingular =
+constexpr const char* kCvodeSingular =
     "the solution may be singular here (a model limit reached?); try solver.method = \"bdf\", a looser "
     "solver.rtol, or a shorter simulation.t_end";
 
 constexpr sundials::FlagHint kCvodeHints[] = {
     {CV_TOO_MUCH_WORK, sundials::hint::raise_max_steps},
     {CV_TOO_MUCH_ACC, sundials::hint::loosen_tolerances},
-    {CV_ERR_FAILURE, kSingular},
-    {CV_CONV_FAILURE, kSingular},
+    {CV_ERR_FAILURE, kCvodeSingular},
+    {CV_CONV_FAILURE, kCvodeSingular},
     {CV_RHSFUNC_FAIL, sundials::hint::model_not_evaluable},
     {CV_RTFUNC_FAIL, sundials::hint::model_not_evaluable},
 };

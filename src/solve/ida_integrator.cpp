@@ -21,7 +21,7 @@ namespace rollsim {
 
 namespace {
 
-constexpr const char* kSingular =
+constexpr const char* kIdaSingular =
     "the solution may be singular here (a constraint degenerate, a model limit reached?); try a looser "
     "solver.rtol or a shorter simulation.t_end";
 constexpr const char* kNoConsistentIc = "no consistent initial condition was found near the given [initial] values";
@@ -29,8 +29,8 @@ constexpr const char* kNoConsistentIc = "no consistent initial condition was fou
 constexpr sundials::FlagHint kIdaHints[] = {
     {IDA_TOO_MUCH_WORK, sundials::hint::raise_max_steps},
     {IDA_TOO_MUCH_ACC, sundials::hint::loosen_tolerances},
-    {IDA_ERR_FAIL, kSingular},
-    {IDA_CONV_FAIL, kSingular},
+    {IDA_ERR_FAIL, kIdaSingular},
+    {IDA_CONV_FAIL, kIdaSingular},
     {IDA_RES_FAIL, sundials::hint::model_not_evaluable},
     {IDA_RTFUNC_FAIL, sundials::hint::model_not_evaluable},
     {IDA_FIRST_RES_FAIL, sundials::hint::model_not_evaluable},
