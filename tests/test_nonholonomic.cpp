@@ -13,7 +13,7 @@ namespace rollsim {
 
 namespace {
 
-std::string sleigh_text() { return test::read_file(rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml"); }
+std::string sleigh_text() { return test::scenario_text("chaplygin_sleigh.toml"); }
 
 /// A signal's value at sample k (states first, then outputs), by name.
 double value(const test::Run& r, std::size_t k, const std::string& name) { return r.value(k, name); }

@@ -12,7 +12,7 @@ namespace rollsim {
 
 namespace {
 
-std::string rechoice_sleigh_text() { return test::read_file(rollsim::test::source_dir() + "/scenarios/chaplygin_sleigh.toml"); }
+std::string rechoice_sleigh_text() { return test::scenario_text("chaplygin_sleigh.toml"); }
 
 /// The sleigh with its no-slip row written a second time, multiplied by `factor` (a redundant, consistent row).
 std::string twice_text(const std::string& factor) {
