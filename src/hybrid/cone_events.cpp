@@ -19,13 +19,13 @@ namespace {
 constexpr double kSameDirection = 1e-6;
 
 /// The witness kinds, longest prefix first (slip_turn_ before slip_).
-enum class Kind { Gap, Normal, StickMargin, SlipTurn, Slip, None };
-Kind kind_of(const std::string& witness, const std::vector<ConeContactSpec>& contacts, std::size_t& k) {
-  static const std::pair<const char*, Kind> prefixes[] = {{"slip_turn_", Kind::SlipTurn},
-                                                          {"stick_margin_", Kind::StickMargin},
-                                                          {"normal_force_", Kind::Normal},
-                                                          {"slip_", Kind::Slip},
-                                                          {"gap_", Kind::Gap}};
+enum class WitnessKind { Gap, Normal, StickMargin, SlipTurn, Slip, None };
+WitnessKind kind_of(const std::string& witness, const std::vector<ConeContactSpec>& contacts, std::size_t& k) {
+  static const std::pair<const char*, WitnessKind> prefixes[] = {{"slip_turn_", WitnessKind::SlipTurn},
+                                                          {"stick_margin_", WitnessKind::StickMargin},
+                                                          {"normal_force_", WitnessKind::Normal},
+                                                          {"slip_", WitnessKind::Slip},
+                                                          {"gap_", WitnessKind::Gap}};
   for (const auto& entry : prefixes) {
     const std::string pre = entry.first;
     if (witness.rfind(pre, 0) != 0) continue;
@@ -33,7 +33,7 @@ Kind kind_of(const std::string& witness, const std::vector<ConeContactSpec>& con
     for (k = 0; k < contacts.size(); ++k)
       if (contacts[k].name == name) return entry.second;
   }
-  return Kind::None;
+  return WitnessKind::None;
 }
 
 }  // namespace
@@ -295,14 +295,14 @@ void ConeEngine::impact(double t, double* x, int mode, std::size_t fired, EventO
 
 EventOutcome ConeEngine::on_event(double t, double* x, int mode, const std::string& witness, int crossing) const {
   std::size_t k = 0;
-  const Kind kind = kind_of(witness, contacts_, k);
-  if (kind == Kind::None) return WitnessSystem::on_event(t, x, mode, witness, crossing);
+  const WitnessKind kind = kind_of(witness, contacts_, k);
+  if (kind == WitnessKind::None) return WitnessSystem::on_event(t, x, mode, witness, crossing);
   EventOutcome out;
   out.state_changed = true;
   const std::string& name = contacts_[k].name;
   const int cm = contact_mode(mode, k);
   switch (kind) {
-    case Kind::Gap: {
+    case WitnessKind::Gap: {
       Solution s;
       solve(t, x, mode, s);
       if (s.gdot[k] < -rest_speed(x)) {
@@ -316,20 +316,20 @@ EventOutcome ConeEngine::on_event(double t, double* x, int mode, const std::stri
       }
       break;
     }
-    case Kind::Normal:
+    case WitnessKind::Normal:
       out.kind = "lift_off_" + name;
       out.new_mode = select_mode(t, x, mode, static_cast<int>(k), cm, false, out);
       break;
-    case Kind::StickMargin:
+    case WitnessKind::StickMargin:
       out.kind = "slip_" + name;
       out.new_mode = select_mode(t, x, mode, static_cast<int>(k), kStick, true, out);
       break;
-    case Kind::Slip:
-    case Kind::SlipTurn: {
+    case WitnessKind::Slip:
+    case WitnessKind::SlipTurn: {
       Solution s;
       solve(t, x, mode, s);
       const Eigen::Vector3d v(s.v[3 * k], s.v[3 * k + 1], s.v[3 * k + 2]);
-      if (v.norm() <= std::max(slip_tolerance(k, x), 0.0) || (kind == Kind::Slip && v.norm() <= slip_tolerance(k, x))) {
+      if (v.norm() <= std::max(slip_tolerance(k, x), 0.0) || (kind == WitnessKind::Slip && v.norm() <= slip_tolerance(k, x))) {
         // The slip reached zero: it sticks, or slides on in the direction the law gives at rest.
         out.new_mode = select_mode(t, x, mode, static_cast<int>(k), -1, true, out);
         out.kind = (contact_mode(out.new_mode, k) == kStick ? "stick_" : "slip_restart_") + name;
@@ -342,7 +342,7 @@ EventOutcome ConeEngine::on_event(double t, double* x, int mode, const std::stri
       }
       break;
     }
-    case Kind::None:
+    case WitnessKind::None:
       break;
   }
   return out;
