@@ -3,7 +3,7 @@
 # and their templates instantiated once a group instead of once a file. KIND is `library` (the core) or `tests`
 # (the test binary). ROLLSIM_UNITY says which are grouped:
 #   all    every target given (tools/test-sanitize's trees: it nearly halves an instrumented tree's compile);
-#   tests  the test binary alone, the default: build/'s test sources took 410 s of CPU at -O2 one object a file,
+#   tests  the test binary alone, the default: build/'s test sources took 410 s of CPU at -O3 one object a file,
 #          the library's 561 s. The library and the command-line tool stay one object a file there, so that a
 #          source of theirs that lacks an #include still fails to compile;
 #   off    none (ON and OFF, the values of the option this was, mean all and off).

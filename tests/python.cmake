@@ -2,7 +2,7 @@
 # system interpreter that has python3-h5py, -numpy, -matplotlib and -scipy.
 # ROLLSIM_BINARY points at the built program for end-to-end tests.
 set(ROLLSIM_PYTHON /usr/bin/python3)
-set(ROLLSIM_PYTHON_TESTS h5_roundtrip rollsim_h5 plot figures docs_python h5tomat octave package formulations
+set(ROLLSIM_PYTHON_TESTS h5_roundtrip rollsim_h5 plot figures docs_python h5tomat octave package formulations linear_sweep
   key_tables peer_siconos contact_views roles)
 # The label python_tools marks the tests whose assertions are about the Python tools (tools/plot, tools/report,
 # tools/h5tomat, the rollsim package, the Siconos peer) or about the sources alone; the program only makes
@@ -10,7 +10,7 @@ set(ROLLSIM_PYTHON_TESTS h5_roundtrip rollsim_h5 plot figures docs_python h5toma
 # release suite, and the program runs they make (the contact, table, sweep and linearize scenarios) run under
 # ASan in the doctest cases (roles runs every shipped scenario briefly: the writer of its role attributes is
 # src/io/result_file.cpp, which the doctest cases run under ASan). The python tests of what the program itself
-# writes or prints (h5_roundtrip,
+# writes or prints (h5_roundtrip, linear_sweep,
 # formulations, key_tables, faults, sweep) have no such label.
 set(ROLLSIM_PYTHON_TOOL_TESTS plot figures docs_python h5tomat octave package rollsim_h5 peer_siconos
   contact_views roles)

@@ -9,7 +9,10 @@
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/io/hdf5.hpp"
 #include "rollsim/io/linear_writer.hpp"
+#include "rollsim/io/progress.hpp"
+#include "rollsim/sweep/sweep.hpp"
 
 namespace rollsim::cli {
 
@@ -19,6 +22,7 @@ struct LinArgs {
   std::string scenario, out, iftomm;
   std::vector<std::string> sets;
   bool allow_non_equilibrium = false;
+  bool sweep = false;
 };
 
 /// A table cell: "-" for a value that does not exist (NaN: not oscillatory) or is infinite (the time constant of a
@@ -132,6 +136,9 @@ int linearize_command(const LinArgs& a) {
   LinearOptions opt = linear_options(sc);
   opt.allow_non_equilibrium = a.allow_non_equilibrium;
   const std::string out = optional_output_path(sc, a.out);
+  if (sc.raw_tables.count("sweep"))
+    std::fprintf(stderr, "rollsim: note: the [sweep] section is ignored without --sweep (which linearises at each "
+                         "of its points)\n");
   const LinearResult r = linearize_system(*system, opt, sc);
   if (r.equilibrium_residual > opt.equilibrium_tolerance)
     std::fprintf(stderr, "rollsim: warning: linearising at a point that is not %s (%s' = %.3e)\n",
@@ -160,6 +167,107 @@ int linearize_command(const LinArgs& a) {
   return 0;
 }
 
+/// The eigenvalues at every point of the scenario's [sweep] section (one numeric key, the grammar of `rollsim
+/// sweep`): each point is the file, the --set overrides and the point's value, linearised as a single
+/// `rollsim linearize` would. Prints one row per point and the values of the key where the linearisation's
+/// stability changes (the largest real part interpolated linearly between the two points around it), and
+/// writes /linear_sweep with -o.
+int linearize_sweep(const LinArgs& a) {
+  const Scenario base = load_scenario(a.scenario, a.sets);
+  const sweep::Spec spec = sweep::parse_spec(base, a.sets);
+  const sweep::Axis& axis = spec.axes.front();
+  if (spec.axes.size() != 1 || !axis.numeric)
+    throw InputError(axis.origin, "linearize --sweep: [sweep] must sweep one numeric key (the eigenvalues are drawn "
+                                  "against it); it sweeps " + std::to_string(spec.axes.size()) + " key" +
+                                      (spec.axes.size() == 1 ? " whose values are not all numbers" : "s") +
+                                      ": use rollsim sweep for a grid of runs");
+  const std::string out = optional_output_path(base, a.out);
+  const std::size_t n = spec.n_points;
+  std::vector<double> re, im, max_real, floor;
+  std::vector<long long> unstable;
+  std::vector<std::string> state_names, off_point;
+  Eigen::Index size = -1;
+  const auto start = ProgressBar::Clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::string> sets = a.sets;
+    for (const auto& o : spec.overrides(i)) sets.push_back(o);
+    const Scenario sc = load_scenario(a.scenario, sets);
+    auto system = build_system(sc);
+    linearizable(*system, sc);
+    LinearOptions opt = linear_options(sc);
+    opt.allow_non_equilibrium = a.allow_non_equilibrium;
+    const LinearResult r = linearize_system(*system, opt, sc);
+    const std::string at = axis.key + " = " + axis.values[i];
+    if (size < 0) {
+      size = r.eig.values.size();
+      state_names = r.state_names;
+    } else if (r.eig.values.size() != size) {
+      throw InputError(axis.origin, "linearize --sweep: the linearisation at " + at + " has " +
+                                        std::to_string(r.eig.values.size()) + " eigenvalues, at the first point " +
+                                        std::to_string(size) + ": the kept states differ between the points");
+    }
+    if (r.equilibrium_residual > opt.equilibrium_tolerance) off_point.push_back(at);
+    double top = -INFINITY;
+    for (Eigen::Index k = 0; k < size; ++k) {
+      re.push_back(r.eig.values(k).real());
+      im.push_back(r.eig.values(k).imag());
+      top = std::max(top, std::abs(r.eig.values(k).real()) <= r.modal.real_floor ? 0.0 : r.eig.values(k).real());
+    }
+    max_real.push_back(top);
+    floor.push_back(r.modal.real_floor);
+    unstable.push_back(static_cast<long long>(r.modal.counts.unstable));
+    ProgressBar::draw(static_cast<double>(i + 1) / static_cast<double>(n), "linearize", start);
+  }
+  if (ProgressBar::enabled()) ProgressBar::clear();
+  const std::string unit = axis.unit.empty() ? "" : " [" + axis.unit + "]";
+  std::printf("Eigenvalues against %s%s (%zu points; real part, imaginary part [rad/s])\n", axis.key.c_str(),
+              unit.c_str(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::printf("%14.6g  %-8s", axis.numbers[i], unstable[i] ? "unstable" : "stable");
+    for (Eigen::Index k = 0; k < size; ++k) {
+      const std::size_t at = i * static_cast<std::size_t>(size) + static_cast<std::size_t>(k);
+      std::printf("  %12.5e %+12.5ei", re[at], im[at]);
+    }
+    std::printf("\n");
+  }
+  // Where the count of unstable roots goes to or from zero between two points: the largest real part (a real part
+  // within the round-off floor taken as 0) interpolated linearly to zero between them.
+  bool any = false;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    if ((unstable[i] == 0) == (unstable[i + 1] == 0)) continue;
+    const double m0 = max_real[i], m1 = max_real[i + 1], v0 = axis.numbers[i], v1 = axis.numbers[i + 1];
+    const double v = m0 != m1 ? v0 + (v1 - v0) * m0 / (m0 - m1) : 0.5 * (v0 + v1);
+    if (!any) std::printf("\nStability changes (the largest real part interpolated linearly to zero):\n");
+    std::printf("  %s near %s = %.6g (between %.6g and %.6g)\n",
+                unstable[i] ? "unstable -> stable" : "stable -> unstable", axis.key.c_str(), v, v0, v1);
+    any = true;
+  }
+  if (!any) std::printf("\nStability: %s at every point\n", unstable.front() ? "unstable" : "stable");
+  if (!off_point.empty()) {
+    std::fprintf(stderr, "rollsim: warning: %zu point%s not %s (linearised there with --allow-non-equilibrium): %s%s\n",
+                 off_point.size(), off_point.size() == 1 ? " is" : "s are", "an equilibrium or a steady motion",
+                 off_point.front().c_str(), off_point.size() > 1 ? ", ..." : "");
+  }
+  if (!out.empty()) {
+    ResultFile file(out, provenance(base));
+    h5::Handle g = h5::create_group(file.root(), "linear_sweep");
+    const hid_t id = g.get();
+    h5::write_attr(id, "key", axis.key);
+    h5::write_attr(id, "orientation", "eigenvalues_real[i, k]: root k at point i (rows: the points of value)");
+    h5::write_vector(id, "value", axis.numbers, axis.unit, axis.description.empty() ? axis.key : axis.description);
+    const auto cols = static_cast<std::size_t>(size);
+    h5::write_matrix(id, "eigenvalues_real", re, n, cols, "real parts [rad/s], one row per point");
+    h5::write_matrix(id, "eigenvalues_imag", im, n, cols, "imaginary parts [rad/s], one row per point");
+    h5::write_vector(id, "max_real_part", max_real, "rad/s", "the largest real part (within the floor: 0)");
+    h5::write_vector(id, "real_part_floor", floor, "rad/s", "a real part within it is taken as zero");
+    h5::write_ints(id, "n_unstable", unstable, "unstable roots of the modal table's rule");
+    h5::write_strings(id, "state_names", state_names, "the kept states (those of the first point)");
+    file.close(true, "ok");
+    std::printf("wrote %s\n", out.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_linearize_command(CLI::App& app) {
@@ -169,10 +277,16 @@ void add_linearize_command(CLI::App& app) {
   cmd->add_option("scenario", args->scenario, "scenario file (.toml)")->required();
   cmd->add_option("-o,--output", args->out, "write /linear to this HDF5 file");
   cmd->add_option("--set", args->sets, "override a scenario key (repeatable)");
-  cmd->add_option("--iftomm", args->iftomm, "write the eigenvalues as an IFToMM results file");
+  auto* iftomm = cmd->add_option("--iftomm", args->iftomm, "write the eigenvalues as an IFToMM results file");
   cmd->add_flag("--allow-non-equilibrium", args->allow_non_equilibrium,
                 "linearise even if the initial state is not an equilibrium or steady motion (with a warning)");
-  cmd->callback([args]() { throw CLI::RuntimeError(linearize_command(*args)); });
+  cmd->add_flag("--sweep", args->sweep,
+                "linearise at every point of the scenario's [sweep] section (one numeric key): the eigenvalues against "
+                "it, and where the stability changes; /linear_sweep with -o")
+      ->excludes(iftomm);
+  cmd->callback([args]() {
+    throw CLI::RuntimeError(args->sweep ? linearize_sweep(*args) : linearize_command(*args));
+  });
 }
 
 }  // namespace rollsim::cli

@@ -171,11 +171,18 @@ void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int
   row_[k++] = t;
   for (std::size_t i = 0; i < sys_->states().size(); ++i) row_[k++] = x[i];
   for (std::size_t i = 0; i < sys_->outputs().size(); ++i) row_[k++] = y[i];
-  if (sys_->has_modes()) row_[k++] = mode;
+  if (sys_->has_modes()) {
+    row_[k++] = mode;
+    note_mode(mode);
+  }
   traj_->append(row_.data());
 }
 
 void TrajectoryWriter::on_event(const EventRecord& ev) {
+  if (sys_->has_modes()) {
+    note_mode(ev.mode_before);
+    note_mode(ev.mode_after);
+  }
   event_row(*sys_, ev, event_row_);
   events_->append(event_row_.data(), {ev.kind});
 }
@@ -217,6 +224,10 @@ void TrajectoryWriter::release() {
 void TrajectoryWriter::on_finish(const RunResult& res) {
   traj_->flush();
   events_->flush();
+  if (sys_->has_modes()) {
+    h5::Handle ds(H5Dopen2(traj_->group(), "mode", H5P_DEFAULT), H5Dclose, "opening dataset mode");
+    for (int m : modes_) h5::write_attr(ds.get(), "mode_name_" + std::to_string(m), sys_->mode_name(m));
+  }
   write_summary(file_.root(), res);
 }
 

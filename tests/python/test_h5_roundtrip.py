@@ -116,5 +116,51 @@ class TableRoundTrip(unittest.TestCase):
             self.assertIn("termination      table_edge", self.proc.stdout)
 
 
+class ModeNames(unittest.TestCase):
+    """/trajectory/mode names every mode the run was in (attributes mode_name_M), so that a reader labels the modes
+    as the program does: for the Coulomb disk, mode 0 is sliding on the switching plane z = 0, which is rolling,
+    and the modes +1 and -1 are sliding with z > 0 and z < 0 (the README's Filippov section)."""
+
+    def run_file(self, scenario, *sets):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        out = os.path.join(tmp.name, "r.h5")
+        args = [BINARY, "run", os.path.join(ROOT, "scenarios", scenario), "-o", out, "-q"]
+        for kv in sets:
+            args += ["--set", kv]
+        proc = subprocess.run(args, capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return out
+
+    def names(self, f):
+        attrs = f["trajectory/mode"].attrs
+        return {int(k[len("mode_name_"):]): s(v) for k, v in attrs.items() if k.startswith("mode_name_")}
+
+    def test_the_disk_names_each_mode_it_was_in(self):
+        for method in ("exact", "dop853"):
+            with self.subTest(method=method):
+                out = self.run_file("disk_type_b.toml", f"solver.method={method}", "simulation.t_end=20")
+                with h5py.File(out, "r") as f:
+                    names = self.names(f)
+                    seen = set(np.unique(f["trajectory/mode"][:]).tolist())
+                    seen |= set(f["events/mode_before"][:].tolist()) | set(f["events/mode_after"][:].tolist())
+                    self.assertEqual(set(names), seen)
+                    self.assertEqual(seen, {-1, 0, 1})  # a type B orbit slides both ways and rolls
+                    self.assertIn("rolling", names[0])
+                    self.assertIn("sliding, z > 0", names[1])
+                    self.assertIn("sliding, z < 0", names[-1])
+
+    def test_contacts_name_their_modes_by_symbols(self):
+        # A ball dropped on a floor: open in flight, closed after capture (the contact engine's symbols).
+        out = self.run_file("bouncing_ball.toml")
+        with h5py.File(out, "r") as f:
+            names = self.names(f)
+            seen = set(np.unique(f["trajectory/mode"][:]).tolist())
+            seen |= set(f["events/mode_before"][:].tolist()) | set(f["events/mode_after"][:].tolist())
+            self.assertEqual(set(names), seen)
+            self.assertGreaterEqual(len(names), 2)
+            self.assertEqual(len(set(names.values())), len(names), names)  # distinct modes, distinct names
+
+
 if __name__ == "__main__":
     unittest.main()

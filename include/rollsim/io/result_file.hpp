@@ -3,6 +3,7 @@
 /// is 1 only for a run that finished; a failed or interrupted run keeps its data with completed = 0. A
 /// failure before any data was written (mark_data) removes NAME.tmp and leaves an existing NAME untouched.
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,13 @@ class TrajectoryWriter final : public Observer {
   const HybridSystem* sys_ = nullptr;
   std::unique_ptr<h5::Table> traj_, events_;
   std::vector<double> row_, event_row_;
+  /// The modes the run was in at a sample or an event: each gets its name (HybridSystem::mode_name) as the
+  /// attribute `mode_name_M` of /trajectory/mode when the run ends, so that a reader names them as the program does.
+  std::set<int> modes_;
+  int last_mode_ = 0;
+  void note_mode(int mode) {
+    if (mode != last_mode_ || modes_.empty()) modes_.insert(last_mode_ = mode);
+  }
 };
 
 /// Writes a run's summary items as attributes of /summary, and the solver statistics as attributes of /solver.

@@ -49,7 +49,7 @@ __all__ = [
 FORMAT_NAME = "rollsim"
 SUPPORTED_FORMAT_VERSION = 1
 # The data groups a result file may hold (besides /scenario, /summary, /solver and /points).
-GROUPS = ("trajectory", "events", "linear", "sweep", "growth", "formulations")
+GROUPS = ("trajectory", "events", "linear", "sweep", "growth", "formulations", "linear_sweep")
 
 
 class RollsimFileError(Exception):
@@ -145,6 +145,7 @@ class RollsimResult:
     sweep: Optional[Table]
     growth: Optional[Table]
     formulations: Optional[Table] = None  # rollsim check formulations -o
+    linear_sweep: Optional[Table] = None  # rollsim linearize --sweep -o
     # Sweep trajectories, /points/NNNNNN: point index -> Table with attrs (index, status, overrides)
     # and nested Tables "trajectory" and "events" (empty when the file has none for that point).
     points: dict = dataclasses.field(default_factory=dict)
@@ -207,7 +208,7 @@ class RollsimResult:
         return dataclasses.replace(
             self, provenance=prov, resolved=resolved, trajectory=p.get("trajectory", Table()),
             events=p.get("events", Table()), summary={}, solver={}, linear=None, sweep=None, growth=None,
-            formulations=None, points={})
+            formulations=None, linear_sweep=None, points={})
 
     def param(self, key: str, default=None):
         """A value from the resolved scenario, as float when it parses as one."""
@@ -514,6 +515,7 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
             sweep=sweep,
             growth=group("growth"),
             formulations=group("formulations"),
+            linear_sweep=group("linear_sweep"),
             points=dict(sorted(points.items())),
         )
     return result

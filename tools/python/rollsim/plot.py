@@ -85,8 +85,24 @@ EVENT_LINE_WIDTH = 0.5
 EVENT_LINE_ALPHA = 0.35
 EVENT_LINE_ZORDER = 0.5  # curves are at 2, the mode shading at 0
 MODE_COLOURS = {1: "#f4a582", 0: "#92c5de", -1: "#b8e186"}
-# A Filippov system's modes: either side of the switching surface, and on it.
+# A Filippov system's modes: either side of the switching surface, and on it (for a file that does not name them).
 MODE_NAMES = {1: "mode +1", 0: "mode 0 (on the switching surface)", -1: "mode −1"}
+MODE_NAME_ATTR = "mode_name_"  # /trajectory/mode's attributes mode_name_M: the program's name of mode M
+
+
+def mode_names(r) -> dict:
+    """The legend's name of each mode: "mode " and the name the file gives it (the attribute mode_name_M of
+    /trajectory/mode, the program's own, e.g. "0 (rolling)" for the disk), else MODE_NAMES'."""
+    names = dict(MODE_NAMES)
+    attrs = r.trajectory.dataset_attrs.get("mode", {}) if r.trajectory else {}
+    for key, value in attrs.items():
+        if key.startswith(MODE_NAME_ATTR):
+            try:
+                m = int(key[len(MODE_NAME_ATTR):])
+            except ValueError:
+                continue
+            names[m] = "mode " + (value.decode() if isinstance(value, bytes) else str(value)).replace("-", "−", 1)
+    return names
 CLASS_CODES = [("A", "#4393c3"), ("B", "#d6604d"), ("undetermined", "#bababa"), ("failed", "#000000")]
 OK_STATUS = {"ok", "completed", "complete", "success", "done", "finished"}
 
@@ -238,11 +254,12 @@ def event_strip(ax, r, modes=False, compact=False):
     if modes:
         row = len(order)
         tt, mode = _thin(_time(r), _mode(r))
+        names = mode_names(r)
         handles = []
         for m in (1, 0, -1):
             if (mode == m).any():
                 handles.append(ax.fill_between(tt, row - 0.4, row + 0.4, where=mode == m, step="post",
-                                               color=MODE_COLOURS[m], linewidth=0, label=MODE_NAMES[m]))
+                                               color=MODE_COLOURS[m], linewidth=0, label=names[m]))
         labels.append("mode")
         # Below a compact strip (it has no time axis label), else on the title's line at the right.
         ax.legend(handles=handles, loc="upper center" if compact else "lower right",
@@ -264,10 +281,11 @@ def event_strip(ax, r, modes=False, compact=False):
         ax.spines[side].set_visible(False)
 
 
-def shade_modes(ax, t, mode, label=True):
+def shade_modes(ax, t, mode, label=True, names=None):
     """Shade time intervals by mode (+1, 0, -1) across the whole height of ax; ``label``: with a legend entry per
-    mode (a figure with an event strip names the modes there, once)."""
-    _shade(ax, t, mode, MODE_NAMES if label else None)
+    mode (a figure with an event strip names the modes there, once), named by ``names`` (mode_names of the
+    file), else by MODE_NAMES."""
+    _shade(ax, t, mode, (names or MODE_NAMES) if label else None)
 
 
 def _shade(ax, t, mode, names):
@@ -361,7 +379,7 @@ def _signals(ax, r, names, title, shade=False):
     _lines(ax, r, names, events=False)
     mode = _mode(r)
     if shade and mode is not None and np.isin(mode, (-1, 0, 1)).all():
-        shade_modes(ax, *_thin(_time(r), mode), label=not has_events(r))  # else the event strip names them
+        shade_modes(ax, *_thin(_time(r), mode), label=not has_events(r), names=mode_names(r))  # else the event strip names them
     _event_lines(ax, r)
     ax.legend(fontsize="x-small", loc="best", ncol=2 if len(names) > 4 else 1)
     ax.set_title(title)
@@ -465,7 +483,7 @@ def _phase_portrait(ax, r, names):
     coords = _thin(*(np.asarray(tr[n], dtype=float) for n in names))
     mode = _mode(r)
     if mode is not None and np.isin(mode, (-1, 0, 1)).all():
-        _plot_by_mode(ax, _thin(mode)[0], coords, MODE_NAMES, linewidth=0.9)
+        _plot_by_mode(ax, _thin(mode)[0], coords, mode_names(r), linewidth=0.9)
     else:
         ax.plot(*coords, linewidth=0.9)
     ax.scatter(*([c[0]] for c in coords), color="k", s=14, zorder=3, label="start")
@@ -648,6 +666,41 @@ def linear_panels(r) -> list:
     if "eigenvalues_real" in lin and any(k in lin for k in ("frequency_hz", "damping_ratio")):
         panels.append(Panel("modal table", lambda ax: _modal_table(ax, lin)))
     return panels
+
+
+def linear_sweep_panels(r) -> list:
+    """rollsim linearize --sweep: the eigenvalues against the swept key (real parts filled, imaginary parts open, as
+    Meijaard et al. 2007 draw the bicycle's against its speed), the points where a root is unstable shaded."""
+    ls = r.linear_sweep
+    if ls is None or "value" not in ls or "eigenvalues_real" not in ls:
+        return []
+    return [Panel("eigenvalues against " + str(ls.attrs.get("key", "the swept key")),
+                  lambda ax: _eigen_sweep(ax, ls))]
+
+
+def _eigen_sweep(ax, ls):
+    v = np.asarray(ls["value"], dtype=float)
+    re = np.asarray(ls["eigenvalues_real"], dtype=float).reshape(v.size, -1)
+    im = np.asarray(ls["eigenvalues_imag"], dtype=float).reshape(v.size, -1)
+    vv = np.repeat(v, re.shape[1])
+    ax.axhline(0.0, color="0.3", linewidth=0.6, zorder=1)
+    ax.scatter(vv, re.ravel(), s=9, color="tab:blue", linewidth=0, zorder=3, label="real part")
+    osc = im.ravel() > 0  # one of each conjugate pair
+    ax.scatter(vv[osc], im.ravel()[osc], s=11, facecolors="none", edgecolors="tab:orange", linewidth=0.7,
+               zorder=3, label="imaginary part (of each pair)")
+    if "n_unstable" in ls:
+        unstable = np.asarray(ls["n_unstable"]) > 0
+        if unstable.any() and v.size > 1:
+            edges = np.concatenate(([v[0]], 0.5 * (v[1:] + v[:-1]), [v[-1]]))
+            for i in np.flatnonzero(unstable):
+                ax.axvspan(edges[i], edges[i + 1], color="tab:red", alpha=0.08, linewidth=0, zorder=0)
+            ax.fill_between([], [], color="tab:red", alpha=0.15, label="unstable")
+    key = str(ls.attrs.get("key", "value"))
+    ax.set_xlabel(axis_label(key, ls.units.get("value", "")))
+    ax.set_ylabel(axis_label("eigenvalues", "rad/s"))
+    ax.set_title(f"Eigenvalues against {key}", loc="left")
+    ax.legend(fontsize="x-small", loc="best")
+    ax.grid(True, alpha=0.3)
 
 
 def wrap_degrees(phase):
@@ -1211,6 +1264,8 @@ def views(r) -> list:
         out.append(("run", run_panels(r)))
     if r.linear:
         out.append(("linear", linear_panels(r)))
+    if r.linear_sweep:
+        out.append(("linear_sweep", linear_sweep_panels(r)))
     if r.sweep and r.sweep.nrows > 0:
         out.append(("sweep", sweep_panels(r) + point_panels(r)))
     if r.growth and r.growth.nrows > 0:

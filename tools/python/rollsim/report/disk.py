@@ -273,9 +273,6 @@ def disk_section(run: Run, name: str, own_rtol: float, conv: list) -> Section:
     return sec
 
 
-DISK_MODE_NAMES = {1: "mode +1 (slip +)", 0: "mode 0 (stick)", -1: "mode -1 (slip -)"}
-
-
 def _phase_portrait(ax, r):
     """The disk's orbit in (x, y, z), coloured by mode, with the sliding strip Sigma0 = {z = 0, |x| < 1}."""
     tr = r.trajectory
@@ -283,7 +280,7 @@ def _phase_portrait(ax, r):
     mode = np.asarray(tr["mode"]).astype(int) if "mode" in tr else None
     x, y, z = plot._thin(x, y, z)
     if mode is not None:
-        plot._plot_by_mode(ax, plot._thin(mode)[0], (x, y, z), DISK_MODE_NAMES, linewidth=1.0)
+        plot._plot_by_mode(ax, plot._thin(mode)[0], (x, y, z), plot.mode_names(r), linewidth=1.0)
     else:
         ax.plot(x, y, z, linewidth=1.0)
     # The sliding strip Sigma0 = {z = 0, |x| < 1}, drawn over the y range of the orbit.
@@ -315,7 +312,7 @@ def _xyz(ax, r):
         tt, v = plot._thin(t, np.asarray(tr[name], dtype=float))
         ax.plot(tt, v, color=colour, linewidth=1.1, label=name)
     if "mode" in tr:
-        plot._shade(ax, *plot._thin(t, np.asarray(tr["mode"]).astype(int)), DISK_MODE_NAMES)
+        plot._shade(ax, *plot._thin(t, np.asarray(tr["mode"]).astype(int)), plot.mode_names(r))
     ax.set_xlabel(plot.axis_label("time", tr.units.get("time", "s")))
     ax.set_ylabel(plot.axis_label("x, y, z", plot._common_unit(tr, ["x", "y", "z"])))
     ax.set_title("State and mode")
