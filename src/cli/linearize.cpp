@@ -129,17 +129,23 @@ void print_result(const LinearResult& r, const std::string& out) {
                             : ("in " + out + ", /linear/frequency_response").c_str());
 }
 
-int linearize_command(const LinArgs& a) {
-  const Scenario sc = load_scenario(a.scenario, a.sets);
+/// The linearisation of scenario `sc`, with the options it and the command line give (`opt` receives them).
+LinearResult linearize_scenario(const Scenario& sc, const LinArgs& a, LinearOptions& opt) {
   auto system = build_system(sc);
   linearizable(*system, sc);  // a nonsmooth model or a constrained formulation is an input error (exit 2)
-  LinearOptions opt = linear_options(sc);
+  opt = linear_options(sc);
   opt.allow_non_equilibrium = a.allow_non_equilibrium;
+  return linearize_system(*system, opt, sc);
+}
+
+int linearize_command(const LinArgs& a) {
+  const Scenario sc = load_scenario(a.scenario, a.sets);
   const std::string out = optional_output_path(sc, a.out);
   if (sc.raw_tables.count("sweep"))
     std::fprintf(stderr, "rollsim: note: the [sweep] section is ignored without --sweep (which linearises at each "
                          "of its points)\n");
-  const LinearResult r = linearize_system(*system, opt, sc);
+  LinearOptions opt;
+  const LinearResult r = linearize_scenario(sc, a, opt);
   if (r.equilibrium_residual > opt.equilibrium_tolerance)
     std::fprintf(stderr, "rollsim: warning: linearising at a point that is not %s (%s' = %.3e)\n",
                  r.states.reduced() ? "a steady motion" : "an equilibrium", r.residual_state.c_str(), r.residual_rate);
@@ -191,12 +197,8 @@ int linearize_sweep(const LinArgs& a) {
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::string> sets = a.sets;
     for (const auto& o : spec.overrides(i)) sets.push_back(o);
-    const Scenario sc = load_scenario(a.scenario, sets);
-    auto system = build_system(sc);
-    linearizable(*system, sc);
-    LinearOptions opt = linear_options(sc);
-    opt.allow_non_equilibrium = a.allow_non_equilibrium;
-    const LinearResult r = linearize_system(*system, opt, sc);
+    LinearOptions opt;
+    const LinearResult r = linearize_scenario(load_scenario(a.scenario, sets), a, opt);
     const std::string at = axis.key + " = " + axis.values[i];
     if (size < 0) {
       size = r.eig.values.size();
