@@ -149,6 +149,8 @@ class RollsimResult:
     # Sweep trajectories, /points/NNNNNN: point index -> Table with attrs (index, status, overrides)
     # and nested Tables "trajectory" and "events" (empty when the file has none for that point).
     points: dict = dataclasses.field(default_factory=dict)
+    # /scene: how the model looks (format 1, docs/animate.md), one nested Table per drawable; None without it.
+    scene: Optional[Table] = None
 
     # Convenience views of the provenance.
     @property
@@ -208,7 +210,7 @@ class RollsimResult:
         return dataclasses.replace(
             self, provenance=prov, resolved=resolved, trajectory=p.get("trajectory", Table()),
             events=p.get("events", Table()), summary={}, solver={}, linear=None, sweep=None, growth=None,
-            formulations=None, linear_sweep=None, points={})
+            formulations=None, linear_sweep=None, points={}, scene=None)
 
     def param(self, key: str, default=None):
         """A value from the resolved scenario, as float when it parses as one."""
@@ -517,6 +519,7 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
             formulations=group("formulations"),
             linear_sweep=group("linear_sweep"),
             points=dict(sorted(points.items())),
+            scene=group("scene"),
         )
     return result
 
