@@ -1,6 +1,6 @@
 """The validation report: runs rollsim, checks the numbers against stated tolerances, writes one HTML page.
 
-    tools/report [SCENARIO ...] -o report.html [--keep DIR]
+    tools/report [SCENARIO ...] -o report.html [--keep DIR] [--no-animations]
 
 Without scenarios the standard validation set runs (see STANDARD_SET). Each check is computed here from
 the numbers in the HDF5 result files the rollsim commands write (never from their printed output) against the
@@ -25,7 +25,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from . import contact, disk, energy, formulations, linear, runs  # noqa: E402
+from . import contact, disk, energy, formulations, linear, rolling3d, runs, sweeps, user  # noqa: E402
+from .animation import Animations  # noqa: E402
 from .model import SOURCE_DIR, Runner, load_result, read_toml  # noqa: E402
 from .page import render  # noqa: E402
 from .provenance import provenance_section, solver_section  # noqa: E402
@@ -40,7 +41,21 @@ STANDARD_SET = [
     "tipping_table_dae.toml",
     "relay_feedback.toml",
     "carriage_pendulum.toml",
+    "user_tipping_table.toml",
+    "bouncing_ball.toml",
+    "rolling_coin.toml",
+    "bicycle_meijaard.toml",
+    "disk_basin.toml",
 ]
+
+# Scenarios whose sections check them against their own independent answers (by file name): a user model against
+# its built-in twin, closed forms of 3-D rolling, published eigenvalues, a sweep point by point.
+NAMED_PLANNERS = {
+    "user_tipping_table.toml": user.plan_user_table,
+    "rolling_coin.toml": rolling3d.plan_coin,
+    "bicycle_meijaard.toml": rolling3d.plan_bicycle,
+    "disk_basin.toml": sweeps.plan_disk_map,
+}
 
 
 def scenario_kind(doc: dict) -> str:
@@ -93,6 +108,8 @@ def main(argv=None) -> int:
                     help="scenario files (default: the standard validation set in scenarios/)")
     ap.add_argument("-o", "--output", default="report.html", metavar="REPORT.html", help="the page (default report.html)")
     ap.add_argument("--keep", metavar="DIR", help="keep the result files in DIR (default: a temporary directory, removed)")
+    ap.add_argument("--no-animations", action="store_true",
+                    help="write no animations (default: one page per run in REPORT_animations/ beside the page)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2, help="commands run at once (default: CPUs)")
     args = ap.parse_args(argv)
 
@@ -122,6 +139,7 @@ def main(argv=None) -> int:
     try:
         version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip() or "unknown"
         runner = Runner(binary, workdir)
+        runner.animations = Animations.next_to(args.output, enabled=not args.no_animations)
         builders = []
         names = set()
         for sc in scens:
@@ -130,8 +148,8 @@ def main(argv=None) -> int:
             while name in names:
                 name, k = f"{base}-{k}", k + 1
             names.add(name)
-            kind = scenario_kind(read_toml(sc))
-            builders.append(PLANNERS[kind](runner, sc, name))
+            planner = NAMED_PLANNERS.get(os.path.basename(sc)) or PLANNERS[scenario_kind(read_toml(sc))]
+            builders.append(planner(runner, sc, name))
         runner.execute_all(runner.runs, args.jobs)
         sections = []
         for b in builders:

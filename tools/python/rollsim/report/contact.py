@@ -8,6 +8,8 @@ import os
 import numpy as np
 
 from .. import contacts, plot
+from .animation import animation_link
+from .impacts import add_ball_closed_form
 from .energy import ENERGY_DRIFT_FACTOR
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
 from .page import count, fmt, png, table_html
@@ -15,6 +17,8 @@ from .page import count, fmt, png, table_html
 LEDGER_ROUNDING = 1e-12      # sums of the file's own numbers agree to this, relative to max |h|
 TABLE_DIGITS = 10            # significant digits of the printed numbers
 MAX_PHASE_ROWS = 400         # longer phase tables are cut (the count says so)
+# Scenarios whose runs the report also checks against a closed form (by file name).
+CLOSED_FORMS = {"bouncing_ball.toml": add_ball_closed_form}
 
 
 def is_contact_scenario(doc: dict) -> bool:
@@ -28,7 +32,12 @@ def plan_contact(runner: Runner, scen: str, name: str):
     run = runner.prepare(f"run {name}", ["run", scen, "-q"], os.path.join(runner.workdir, f"{name}.h5"))
 
     def build():
-        return [contact_section(run, name)]
+        sec = contact_section(run, name)
+        r = load_result(run)
+        if r is not None and run.returncode == 0 and os.path.basename(scen) in CLOSED_FORMS:
+            CLOSED_FORMS[os.path.basename(scen)](sec, r)
+        sec.animation = animation_link(runner.animations, run.output, name)
+        return [sec]
 
     return build
 

@@ -34,6 +34,37 @@ GROWTH_ORDER = 2.0                    # expected order of the error in epsilon: 
 GROWTH_ORDER_TOL = 0.25               # rate is quadratic in the amplitude; observed within +-0.25 of it
 
 
+IFTOMM_G, IFTOMM_R, IFTOMM_L = 9.81, 0.25, 1.0   # the benchmark's g, wheel radius and table length
+
+
+def iftomm_eigenvalues(g: float = IFTOMM_G, r: float = IFTOMM_R, l: float = IFTOMM_L) -> np.ndarray:
+    """The benchmark's four eigenvalues in closed form (1.8)-(1.9): s = +-sqrt(-2 g (3 r +- sqrt(2 l^2 + 9 r^2))) / l."""
+    ref = []
+    for sgn in (+1, -1):
+        root = np.sqrt(complex(-2 * g * (3 * r + sgn * math.sqrt(2 * l**2 + 9 * r**2)))) / l
+        ref += [root, -root]
+    return np.array(ref)
+
+
+def pair_nearest(lam, ref) -> list:
+    """[(computed, reference)]: each computed root with the nearest reference root not taken yet."""
+    used, pairs = set(), []
+    for z in lam:
+        k = min((k for k in range(len(ref)) if k not in used), key=lambda k: abs(ref[k] - z))
+        used.add(k)
+        pairs.append((z, ref[k]))
+    return pairs
+
+
+def l2_error(pairs) -> float:
+    return float(np.sqrt(sum(abs(z - zr) ** 2 for z, zr in pairs)))
+
+
+def eigenvalues(lin) -> np.ndarray:
+    """The eigenvalues of a /linear group as complex numbers."""
+    return np.asarray(lin["eigenvalues_real"], float) + 1j * np.asarray(lin["eigenvalues_imag"], float)
+
+
 def plan_linear(runner: Runner, scen: str, name: str):
     lin_run = runner.prepare(f"linearize {name}", ["linearize", scen], os.path.join(runner.workdir, f"{name}-linear.h5"))
     gr_run = runner.prepare(f"check growth {name}", ["check", "growth", scen],
@@ -59,22 +90,9 @@ def linear_section(run: Run, name: str) -> Section:
     re_, im_ = np.asarray(lin["eigenvalues_real"], float), np.asarray(lin["eigenvalues_imag"], float)
     lam = re_ + 1j * im_
     ref_err = r.provenance.get("reference_error", lin.attrs.get("reference_error"))
-    # The report's own l2 error against (1.8)-(1.9): s = +-sqrt(-2 g (3 r +- sqrt(2 l^2 + 9 r^2))) / l.
-    g, rr, ll = 9.81, 0.25, 1.0
-    ref = []
-    for sgn in (+1, -1):
-        inner = -2 * g * (3 * rr + sgn * math.sqrt(2 * ll**2 + 9 * rr**2))
-        root = np.sqrt(complex(inner)) / ll
-        ref += [root, -root]
-    ref = np.array(ref)
-    # Pair each computed root with the nearest reference root.
-    used, diffs, pairs = set(), [], []
-    for z in lam:
-        k = min((k for k in range(len(ref)) if k not in used), key=lambda k: abs(ref[k] - z))
-        used.add(k)
-        diffs.append(abs(ref[k] - z))
-        pairs.append((z, ref[k]))
-    own_err = float(np.sqrt(np.sum(np.square(diffs))))
+    g, rr, ll = IFTOMM_G, IFTOMM_R, IFTOMM_L
+    pairs = pair_nearest(lam, iftomm_eigenvalues())
+    own_err = l2_error(pairs)
     benchmark = all(abs(r.param(k) - v) < 1e-15 for k, v in
                     (("parameters.wheel_radius", rr), ("parameters.table_length", ll), ("parameters.gravity", g),
                      ("parameters.wheel_mass", 1.0), ("parameters.table_mass", 1.0))

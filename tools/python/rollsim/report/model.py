@@ -16,6 +16,7 @@ except ImportError:  # Python < 3.11
     tomllib = None
 
 from .. import h5
+from .animation import Animations
 
 # The source tree this package sits in (tools/python/rollsim/report -> the root); None when it is installed.
 SOURCE_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", ".."))
@@ -38,6 +39,7 @@ class Section:
     checks: list = field(default_factory=list)
     figures: list = field(default_factory=list)  # (caption, png bytes)
     body: list = field(default_factory=list)     # HTML fragments
+    animation: str = ""                          # the link to the run's animation, or "no animation" (animation.py)
 
     @property
     def passed(self) -> Optional[bool]:
@@ -64,6 +66,7 @@ class Runner:
         self.binary = binary
         self.workdir = workdir
         self.runs: list = []
+        self.animations = Animations()  # off unless main() sets the folder beside the page
 
     def prepare(self, label: str, args: list, output: Optional[str] = None) -> Run:
         argv = [self.binary] + list(args)

@@ -114,6 +114,7 @@ figcaption { font-size: 13px; color: #57606a; }
 .scroll { overflow-x: auto; }
 pre { background: var(--soft); padding: 10px; border-radius: 6px; font-size: 12px; overflow-x: auto; }
 code { font-size: 12.5px; word-break: break-all; }
+p.anim { font-size: 13px; margin: 0 0 10px; color: #57606a; }
 .counts { font-size: 14px; margin: 4px 0 10px; }
 """
 
@@ -172,6 +173,7 @@ def render(sections: list, version: str, started: str, seconds: float) -> str:
                    "↑ summary</a></h2>")
         if s.intro:
             out.append(f'<p class="intro">{s.intro}</p>')
+        out.append(s.animation)
         if s.checks:
             out.append(table_html(["check", "tolerance", "value", "result"],
                                   [[c.name, c.tolerance, f'<span class="val">{c.value}</span>', badge(c.passed)]
