@@ -58,7 +58,7 @@ def animation_link(anim: Animations, result_path: Optional[str], name: str, poin
         return no_animation("animations turned off")
     if not result_path or not os.path.exists(result_path):
         return no_animation("no result file")
-    if not _has_scene(result_path):
+    if point is None and not _has_scene(result_path):
         return no_animation("the result file has no /scene group")
     mod, why = _animate_module()
     if mod is None or not hasattr(mod, "write_html"):

@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .model import Check, Section
-from .page import fmt, png, table_html
+from .page import finish_axes, fmt, png, table_html
 
 # Where the closed form is compared: the rebounds that rise at least this many gap tolerances
 # (nonsmooth.gap_tolerance): below that the flight is of the size of the contact's own position tolerance.
@@ -76,7 +76,8 @@ def ball_checks(r) -> tuple:
               f"speed {fmt(dv[use].max() if use.any() else math.nan, 3)}, apex "
               f"{fmt(dh[use].max() if use.any() else math.nan, 3)}",
               bool(use.any()) and max(dv[use].max(), dh[use].max()) <= tol_v)]
-    data = {"t": t, "cf": cf, "dt": dt, "dv": dv, "dh": dh, "use": use, "tol_t": tol_t, "tol_v": tol_v, "g": g}
+    data = {"t": t, "cf": cf, "dt": dt, "dv": dv, "dh": dh, "use": use, "tol_t": tol_t, "tol_v": tol_v, "g": g,
+            "bounce": bounce}
     captured = kinds[hit][-1:] == "capture" if hit.size else np.array([False])
     if vc:
         n_star = 1
@@ -129,24 +130,18 @@ def add_ball_closed_form(sec: Section, r):
     apex_t = cf["time"] + np.sqrt(2 * cf["apex"] / d["g"])  # the rebound e v_n rises for e v_n / g
     a0.plot(apex_t, cf["apex"], "v", color="tab:blue", markersize=3.5, label="apex e^(2n) h closed form")
     a0.axvline(cf["t_inf"], color="tab:green", linestyle="--", linewidth=0.9, label="t_inf (accumulation)")
-    a0.set_xlabel("time [s]")
-    a0.set_ylabel("y [m]")
-    a0.set_title("Height over the closed form's impacts and apexes")
-    a0.legend(fontsize="x-small")
-    a0.grid(True, alpha=0.3)
+    finish_axes(a0, "time [s]", "y [m]", "Height over the closed form's impacts and apexes", {})
+    bounce = d["bounce"]  # the capture has no rebound
     n = cf["n"]
     a1.semilogy(n, np.maximum(d["dt"], 1e-18), "o", markersize=3, label="|t − t_n| [s]")
-    a1.semilogy(n, np.maximum(d["dv"], 1e-18), "s", markersize=3, label="rebound speed, relative")
-    a1.semilogy(n, np.maximum(d["dh"], 1e-18), "^", markersize=3, label="apex height, relative")
+    a1.semilogy(n[bounce], np.maximum(d["dv"][bounce], 1e-18), "s", markersize=3, label="rebound speed, relative")
+    a1.semilogy(n[bounce], np.maximum(d["dh"][bounce], 1e-18), "^", markersize=3, label="apex height, relative")
     a1.axhline(d["tol_t"], color="C0", linestyle=":", linewidth=0.9)
     a1.axhline(d["tol_v"], color="C1", linestyle=":", linewidth=0.9)
     last = int(np.flatnonzero(d["use"]).max()) + 1 if d["use"].any() else 0
     a1.axvspan(0.5, last + 0.5, color="tab:green", alpha=0.07, label="compared")
-    a1.set_xlabel("impact n")
-    a1.set_ylabel("error")
-    a1.set_title("Errors against the closed form (dotted: tolerances)")
-    a1.legend(fontsize="x-small", loc="upper left")
-    a1.grid(True, which="both", alpha=0.3)
-    sec.figures.append(("The ball's height over the closed form's impact times and apexes (left); the errors of "
+    finish_axes(a1, "impact n", "error", "Errors against the closed form (dotted: tolerances)", {"loc": "upper left"},
+                which="both")
+    sec.figures.insert(0, ("The ball's height over the closed form's impact times and apexes (left); the errors of "
                         "the impact times, rebound speeds and apex heights (right)", png(fig)))
 

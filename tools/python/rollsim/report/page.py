@@ -45,6 +45,26 @@ def fmt(v, digits=4) -> str:
     return s.replace("-", "−")
 
 
+def fmt_complex(z, digits: int = 12) -> str:
+    """A root as "a", or "a ± b i" written out with the sign of its imaginary part ("a + b i", "a − b i")."""
+    z = complex(z)
+    re_ = f"{z.real:.{digits}g}".replace("-", "−")
+    if z.imag == 0:
+        return re_
+    return f"{re_} {'+' if z.imag > 0 else '−'} {abs(z.imag):.{digits}g} i"
+
+
+def finish_axes(ax, xlabel: str, ylabel: str, title: str, legend: Optional[dict] = None, which: str = "major"):
+    """Label an axes, give it a grid (``which``: "both" for a log axis) and a small legend (``legend``: its keyword
+    arguments; None: no legend)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if legend is not None:
+        ax.legend(fontsize="x-small", **legend)
+    ax.grid(True, which=which, alpha=0.3)
+
+
 def count(n, noun: str, plural: str = "") -> str:
     """"1 event", "2 events": a number with its noun, plural unless the number is 1 (``plural`` for an irregular
     one)."""

@@ -27,7 +27,7 @@ from .. import plot
 from .animation import animation_link
 from .linear import eigenvalues
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
-from .page import fmt, png, table_html
+from .page import finish_axes, fmt, fmt_complex, png, table_html
 from .sweeps import coarse_scenario
 
 STEADY_FACTOR = 100.0      # the steady motion held to 100 rtol x (1 + |value|)
@@ -178,7 +178,7 @@ def coin_section(run: Run, lin: Run) -> Section:
         c, wn, lam = nutation_check(rl.linear, steady)
         sec.checks.append(c)
         sec.body.append("<h3>Eigenvalues about the steady turning [rad/s]</h3>" + table_html(
-            ["#", "Re λ", "Im λ"], [[str(i + 1), f"{z.real:+.12g}", f"{z.imag:+.12g}"] for i, z in enumerate(lam)])
+            ["#", "λ"], [[str(i + 1), fmt_complex(z)] for i, z in enumerate(lam)])
             + f'<p class="note">Closed form: 0, 0, ±i w_n, w_n = {wn:.12g} rad/s.</p>')
     tr = r.trajectory
     fig = Figure(figsize=(11.4, 4.0), layout="constrained")
@@ -186,23 +186,16 @@ def coin_section(run: Run, lin: Run) -> Section:
     a0.plot(xs, ys, color="0.6", linewidth=4, label="closed form: circle of radius a φ'/|Ω|")
     a0.plot(tr["x"], tr["y"], color="k", linewidth=1, label="contact point, rollsim")
     a0.set_aspect("equal", adjustable="datalim")
-    a0.set_xlabel("x [m]")
-    a0.set_ylabel("y [m]")
-    a0.set_title("Path of the contact point")
-    a0.legend(fontsize="x-small", loc="upper right")
-    a0.grid(True, alpha=0.3)
+    finish_axes(a0, "x [m]", "y [m]", "Path of the contact point", {"loc": "center"})
     t = np.asarray(tr["time"], float)
     th0, om, phid = steady[:3]
-    for i, (k, want) in enumerate((("theta", th0), ("der_psi", om), ("der_phi", phid))):
+    for i, (k, sym, want) in enumerate((("theta", "θ", th0), ("der_psi", "ψ'", om), ("der_phi", "φ'", phid))):
         a1.semilogy(t, np.maximum(np.abs(np.asarray(tr[k], float) - want), 1e-18), color=f"C{i}", linewidth=0.8,
-                    label=f"|{plot.symbol(k)} − closed form|")
+                    label=f"|{sym} − closed form|")
     e = np.asarray(tr["energy"], float)
     a1.semilogy(t, np.maximum(np.abs(e - e[0]) / abs(e[0]), 1e-18), color="C3", linewidth=0.8, label="|E − E(0)| / E(0)")
-    a1.set_xlabel("time [s]")
-    a1.set_ylabel("deviation (1e-18 where 0)")
-    a1.set_title("Deviations from the steady motion")
-    a1.legend(fontsize="x-small", loc="lower right")
-    a1.grid(True, which="both", alpha=0.3)
+    finish_axes(a1, "time [s]", "deviation (1e-18 where 0)", "Deviations from the steady motion", {"loc": "lower right"},
+                which="both")
     sec.figures.append(("The contact point's path over the closed-form circle (left); the deviations of θ, ψ', φ' and "
                         "the energy from the steady motion (right)", png(fig)))
     return sec
@@ -266,7 +259,7 @@ def table2_check(ls) -> tuple:
         found += 1
         d = root_distance(lam[i[0]], want)
         worst = max(worst, d)
-        rows.append([f"{speed:g}", ", ".join(f"{z:.10g}" for z in sorted(lam[i[0]], key=lambda z: (-z.real, z.imag))),
+        rows.append([f"{speed:g}", ", ".join(fmt_complex(z, 10) for z in sorted(lam[i[0]], key=lambda z: (-z.real, z.imag))),
                      fmt(d, 2)])
     return Check(f"eigenvalues at v = 0, 1, …, 10 m/s against Table 2 of Meijaard et al. 2007",
                  f"every root within {fmt(TABLE2_TOL)} rad/s of the published one", f"{found} of "
@@ -360,16 +353,14 @@ def bicycle_section(sweep: Run, at: dict, run: Run) -> Section:
         a0.annotate(f"{lab} = {v0:.3f}", (v0, 0.97), xycoords=("data", "axes fraction"), rotation=90, va="top",
                     ha="right", fontsize="x-small", color="tab:green")
     a0.set_ylim(-10, 10)
+    a0.set_xlabel("forward speed v [m/s]")
     a0.set_title("Eigenvalues against the speed, with Table 2", loc="left")
-    a0.legend(fontsize="x-small", loc="lower left")
+    a0.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)
     if r is not None and run.returncode == 0:
         a1.plot(r.trajectory["time"], r.trajectory["phi"], color="k", linewidth=0.9, label="roll φ")
         a1.plot(r.trajectory["time"], r.trajectory["delta"], color="tab:blue", linewidth=0.9, label="steer δ")
-        a1.legend(fontsize="x-small")
-    a1.set_xlabel("time [s]")
-    a1.set_ylabel("angle [rad]")
-    a1.set_title("The manoeuvre at 4.6 m/s (nonlinear)")
-    a1.grid(True, alpha=0.3)
+    finish_axes(a1, "time [s]", "angle [rad]", "The manoeuvre at 4.6 m/s (nonlinear)",
+                {} if r is not None and run.returncode == 0 else None)
     sec.figures.append(("Eigenvalues of rollsim linearize --sweep against the speed, with Table 2's (crosses) and the "
                         "published weave and capsize speeds (left); roll and steer of the 4.6 m/s manoeuvre (right)",
                         png(fig)))

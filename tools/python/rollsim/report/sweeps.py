@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from .. import disk_closed_form, plot
 from .animation import animation_link
 from .model import Check, Run, Runner, Section, failed_run_check, load_result, read_toml
-from .page import count, fmt, png, table_html
+from .page import count, finish_axes, fmt, png, table_html
 
 MAP_POINTS = 6                 # per swept key: 6 x 6 = 36 points in the standard set
 RADIUS_REL_TOL = 1e-12         # rolling radius, rollsim's exact method against the closed form (both exact)
@@ -54,7 +54,7 @@ def coarse_scenario(scen: str, out: str, n: int = MAP_POINTS) -> str:
 
 def plan_disk_map(runner: Runner, scen: str, name: str):
     small = coarse_scenario(scen, os.path.join(runner.workdir, f"{name}-{MAP_POINTS}x{MAP_POINTS}.toml"))
-    run = runner.prepare(f"sweep {name} ({MAP_POINTS} × {MAP_POINTS})", ["sweep", small, "-q", "--trajectories"],
+    run = runner.prepare(f"sweep {name} ({MAP_POINTS} × {MAP_POINTS})", ["sweep", small, "-q"],
                          os.path.join(runner.workdir, f"{name}-sweep.h5"))
 
     def build():
@@ -122,9 +122,10 @@ def disk_map_section(run: Run, name: str) -> Section:
         return sec
     checks, rows, types = disk_map_checks(r)
     sec.checks += checks
-    sec.body.append(f"<h3>The {count(len(rows), 'point')}</h3>" + '<div class="scroll">' + table_html(
-        ["#", "x0", "z0", "type (rollsim)", "type (closed form)", "symbols (rollsim)", "same symbols",
-         "rolling radius", "relative |Δ|"], rows) + "</div>")
+    sec.body.append(f"<details><summary>The {count(len(rows), 'point')}: rollsim against the closed form</summary>"
+                    + '<div class="scroll">' + table_html(
+                        ["#", "x0", "z0", "type (rollsim)", "type (closed form)", "symbols (rollsim)", "same symbols",
+                         "rolling radius", "relative |Δ|"], rows) + "</div></details>")
     sw = r.sweep
     fig = Figure(figsize=(11.4, 4.2), layout="constrained")
     a0, a1 = fig.subplots(1, 2)
@@ -137,19 +138,12 @@ def disk_map_section(run: Run, name: str) -> Section:
         a0.scatter(x[cf_sel], z[cf_sel], s=22, marker="x", color="k" if ty == "A" else "tab:red",
                    label=f"type {ty} (closed form)")
     a0.plot([-1, 1], [0, 0], color="0.4", linewidth=2, label="rolling strip |x| < 1, z = 0")
-    a0.set_xlabel("initial x [-]")
-    a0.set_ylabel("initial z [-]")
-    a0.set_title("Type of each point")
-    a0.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    a0.grid(True, alpha=0.3)
+    finish_axes(a0, "initial x [-]", "initial z [-]", "Type of each point", {"loc": "upper left", "bbox_to_anchor": (1.0, 1.0)})
     rr = np.asarray(sw["rolling_radius"], float)
     a1.scatter(np.hypot(x, z), rr, c=["tab:blue" if c == "A" else "tab:orange" for c in cls], s=25)
     a1.axhline(1.0, color="0.3", linestyle="--", linewidth=0.9, label="R = 1: A below, B above")
-    a1.set_xlabel("distance of the start from the origin, √(x0² + z0²) [-]")
-    a1.set_ylabel("last rolling radius R [-]")
-    a1.set_title("Last rolling radius of each point")
-    a1.legend(fontsize="x-small")
-    a1.grid(True, alpha=0.3)
+    finish_axes(a1, "distance of the start from the origin, √(x0² + z0²) [-]", "last rolling radius R [-]",
+                "Last rolling radius of each point", {})
     sec.figures.append(("The A/B type of each start point, rollsim (discs) and closed form (crosses) (left); the "
                         "last rolling radius, below 1 for type A and above for type B (right)", png(fig)))
     return sec

@@ -15,7 +15,7 @@ from .. import plot
 from .animation import animation_link
 from .linear import IFTOMM_ERROR_TOL, eigenvalues, iftomm_eigenvalues, l2_error, pair_nearest
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
-from .page import fmt, png, table_html
+from .page import finish_axes, fmt, fmt_complex, png, table_html
 
 # The user model's states and the built-in model's columns of the same quantity.
 TWIN_COLUMNS = (("theta1", "theta1"), ("theta2", "theta2"), ("der_theta1", "omega1"), ("der_theta2", "omega2"),
@@ -116,7 +116,7 @@ def user_table_section(run: Run, ref: Run, lin: Run, lin_ref: Run, name: str) ->
                                 f"l2 ≤ {fmt(IFTOMM_ERROR_TOL)} rad/s", fmt(d_ref, 3), d_ref <= IFTOMM_ERROR_TOL))
         sec.body.append("<h3>Eigenvalues at the level table [rad/s]</h3>" + table_html(
             ["user model", "built-in model", "closed form (1.8)–(1.9)"],
-            [[f"{z:.12g}", f"{zb:.12g}", f"{zr:.12g}"] for (z, zb), (_, zr) in
+            [[fmt_complex(z), fmt_complex(zb), fmt_complex(zr)] for (z, zb), (_, zr) in
              zip(pair_nearest(lam_u, lam_b), pair_nearest(lam_u, iftomm_eigenvalues()))]))
     fig = Figure(figsize=(11.4, 3.8), layout="constrained")
     a0, a1 = fig.subplots(1, 2)
@@ -127,19 +127,12 @@ def user_table_section(run: Run, ref: Run, lin: Run, lin_ref: Run, name: str) ->
         a0.plot(tb, rb.trajectory[cb], color=f"C{i}", linewidth=3.5, alpha=0.4, label=f"{cb} built-in")
         a0.plot(t, r.trajectory[cu], color=f"C{i}", linewidth=1.0, label=f"{cu} user model")
     plot.mark_events(a0, r.events)
-    a0.set_xlabel("time [s]")
-    a0.set_ylabel("angle [rad]")
-    a0.set_title("The two runs")
-    a0.legend(fontsize="x-small")
-    a0.grid(True, alpha=0.3)
+    finish_axes(a0, "time [s]", "angle [rad]", "The two runs", {})
     for i, (cu, cb) in enumerate(TWIN_COLUMNS):
         if cu in r.trajectory and cb in rb.trajectory:
             d = np.abs(np.asarray(r.trajectory[cu], float)[:n] - np.asarray(rb.trajectory[cb], float)[:n])
-            a1.semilogy(t[:n], np.maximum(d, 1e-18), color=f"C{i}", linewidth=0.8, label=cu)
-    a1.set_xlabel("time [s]")
-    a1.set_ylabel("|user − built-in| [unit of the column]")
-    a1.set_title("Differences (1e-18 where they are 0)")
-    a1.legend(fontsize="x-small", ncol=2)
-    a1.grid(True, which="both", alpha=0.3)
+            a1.semilogy(t[:n], np.maximum(d, 1e-18), color=f"C{i}", linewidth=0.6, label=cu)
+    finish_axes(a1, "time [s]", "|user − built-in| [unit of the column]", "Differences (1e-18 where they are 0)",
+                {"ncol": 3, "loc": "lower right"}, which="both")
     sec.figures.append(("The user model's run over the built-in model's (left); their differences (right)", png(fig)))
     return sec
