@@ -106,10 +106,15 @@ def run_point(sweep_path, index: int, workdir: str) -> str:
 
 
 def _scene(result_path, point, workdir):
-    path = run_point(result_path, point, workdir) if point is not None else result_path
-    sc = scene_mod.load(path)
-    if point is not None:
-        sc.title = f"{sc.title} — sweep point {point}".strip(" —")
+    if point is None:
+        return scene_mod.load(result_path)
+    path = run_point(result_path, point, workdir)
+    try:
+        sc = scene_mod.load(path)
+    except scene_mod.SceneError:
+        raise AnimateError(f"{result_path}: sweep point {point}, run again, has no /scene (its model declares no "
+                           "drawing)") from None
+    sc.title = f"{sc.title} — sweep point {point}".strip(" —")
     return sc
 
 

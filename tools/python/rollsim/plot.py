@@ -1274,6 +1274,78 @@ def views(r) -> list:
 
 
 # --------------------------------------------------------------------------
+# the stroboscopic snapshot (tools/plot --view snapshot): the mechanism at chosen instants on one figure
+
+SNAPSHOT_INSTANTS = 6        # instants of --view snapshot without --at or --snapshot N
+SNAPSHOT_OLDEST_ALPHA = 0.2  # the first instant's opacity; the last is opaque
+
+
+def snapshot_times(r, at=None, count=None) -> list:
+    """The snapshot's instants: ``at`` (ValueError for one outside the run), else ``count`` instants evenly
+    spaced from the run's start to its end."""
+    t = _time(r)
+    if t.size == 0:
+        raise ValueError("the file has no trajectory")
+    if at:
+        outside = [x for x in at if not t[0] <= x <= t[-1]]
+        if outside:
+            raise ValueError(f"instant{'s' if len(outside) > 1 else ''} {', '.join(f'{x:g}' for x in outside)} s "
+                             f"outside the run ({t[0]:g} to {t[-1]:g} s)")
+        return sorted(at)
+    return list(np.linspace(t[0], t[-1], max(int(count or SNAPSHOT_INSTANTS), 1)))
+
+
+def snapshot_panels(r, instants) -> list:
+    """One panel: the scene (rollsim.scene) drawn at each instant, the older ones fainter, the fixed surroundings
+    and the trails once (at the last instant), each instant's time written beside the body that moves most."""
+    from . import scene as scene_mod
+
+    sc = scene_mod.from_result(r)
+    return [Panel("snapshot", lambda ax: _snapshot(ax, sc, list(instants)))]
+
+
+def _snapshot(ax, sc, instants):
+    from . import scene as scene_mod
+
+    view = scene_mod.View(sc.dimension)
+    scene_mod.set_limits(ax, sc, view)
+    last = instants[-1]
+    scene_mod.draw(ax, sc, last, view, roles=("ground",), forces=False, zorder=1.0)
+    key = _most_moving(sc, [d for d in sc.drawables if d.role != "ground" and d.kind != "trail"])
+    n = len(instants)
+    handles = []
+    for k, t in enumerate(instants):
+        alpha = 1.0 if n == 1 else min(SNAPSHOT_OLDEST_ALPHA + (1.0 - SNAPSHOT_OLDEST_ALPHA) * k / (n - 1), 1.0)
+        scene_mod.draw(ax, sc, t, view, alpha=alpha, forces=False, roles=("body", "draw", "contact"),
+                       skip_kinds=() if t == last else ("trail",), zorder=2.0 + k)
+        handles.append(Patch(facecolor=key.color if key else "0.4", edgecolor="black", linewidth=0.5, alpha=alpha,
+                             label=f"t = {t:.4g} s"))
+    ax.legend(handles=handles, loc="best", ncol=2 if n > 4 else 1, fontsize="small",
+              title=key.name if key else None, title_fontsize="small")
+    if sc.dimension == 2:
+        ax.set_xlabel(axis_label("x", sc.length_unit))
+        ax.set_ylabel(axis_label("y", sc.length_unit))
+        ax.grid(True, alpha=0.25)
+    else:
+        ax.set_axis_off()
+    ax.set_title(f"{n} instant{'s' if n > 1 else ''}, {instants[0]:.3g} to {last:.3g} s (older: fainter)")
+
+
+def _most_moving(sc, drawables):
+    """The drawable whose place changes most over the run (its position, or its first point), or None."""
+    best, travel = None, -1.0
+    for d in drawables:
+        series = d.data.get("position", d.data["points"][:, 0, :] if "points" in d.data else None)
+        if series is None or d.static:
+            continue
+        finite = series[np.all(np.isfinite(series), axis=1)]
+        span = float(np.max(np.ptp(finite, axis=0))) if finite.size else 0.0
+        if span > travel:
+            best, travel = d, span
+    return best
+
+
+# --------------------------------------------------------------------------
 # chosen signals (tools/plot --signals)
 
 
@@ -1544,6 +1616,7 @@ def main(argv=None):
 
         tools/plot FILE.h5 [-o OUT.png | --show] [--split] [--signals A,B,...] [--style paper [--usetex]]
                            [--point N] [--allow-incomplete] [--dpi N]
+                           [--view snapshot [--at T1,T2,... | --snapshot N]]
 
     The views are picked from the file's content (time histories, phase portrait,
     energy, eigenvalues and Bode plot, basin map or study curves, sweep points'
@@ -1557,7 +1630,9 @@ def main(argv=None):
     `latex` is on the PATH), no title; without -o it writes FILE.pdf.  Without -o
     or --show the output is FILE.png next to the input.  --point N plots sweep
     point N's trajectory (rollsim sweep --trajectories) with the views of a single
-    run.  Exit status 2: missing, unreadable or incomplete file (read an
+    run.  --view snapshot draws the mechanism from the file's /scene at the
+    instants --at T1,T2,... (or N evenly spaced ones, --snapshot N) on one
+    figure, the older instants fainter.  Exit status 2: missing, unreadable or incomplete file (read an
     incomplete one with --allow-incomplete), a point the file does not hold, a
     signal it does not have, or an output that cannot be written (missing folder,
     unknown format); nothing is written then.  1: nothing to plot.
@@ -1579,6 +1654,12 @@ def main(argv=None):
                          "matplotlib's own Computer Modern)")
     ap.add_argument("--point", type=int, metavar="N",
                     help="plot sweep point N's trajectory (a sweep file written with --trajectories)")
+    ap.add_argument("--view", choices=("snapshot",),
+                    help="snapshot: the mechanism (the file's /scene) drawn at several instants on one figure, the "
+                         "older ones fainter")
+    ap.add_argument("--at", metavar="T1,T2,...", help="the snapshot's instants [s] (implies --view snapshot)")
+    ap.add_argument("--snapshot", type=int, metavar="N",
+                    help=f"a snapshot at N instants evenly spaced over the run (default {SNAPSHOT_INSTANTS})")
     ap.add_argument("--allow-incomplete", action="store_true",
                     help="plot a file whose run did not complete (root attribute completed = 0)")
     ap.add_argument("--dpi", type=int, default=None,
@@ -1629,6 +1710,15 @@ def main(argv=None):
             print(f"plot: error: {args.file}: {what}; {have}", file=sys.stderr)
             return 2
 
+    snapshot = None
+    if args.view == "snapshot" or args.at is not None or args.snapshot is not None:
+        try:
+            at = [float(x) for x in args.at.split(",") if x.strip()] if args.at is not None else None
+            snapshot = snapshot_panels(result, snapshot_times(result, at, args.snapshot))
+        except (ValueError, h5.RollsimFileError) as exc:
+            print(f"plot: error: {args.file}: snapshot: {exc}", file=sys.stderr)
+            return 2
+
     default_ext = ".pdf" if args.style == "paper" else ".png"
     out = args.output or os.path.splitext(args.file)[0] + default_ext
     if not args.show:
@@ -1650,8 +1740,11 @@ def main(argv=None):
         factory = plt.figure
     dpi = args.dpi or (PAPER_DPI if args.style == "paper" else SCREEN_DPI)
     with style_context(args.style, usetex):
-        figs = figures(result, split=args.split, figure_factory=factory, style=args.style, signals=signals,
-                       usetex=usetex)
+        if snapshot:
+            figs = [make_figure(result, snapshot, factory, args.style, figure_title(result), usetex)]
+        else:
+            figs = figures(result, split=args.split, figure_factory=factory, style=args.style, signals=signals,
+                           usetex=usetex)
         if not figs:
             print(f"plot: error: {args.file}: nothing to plot (no trajectory, linear, sweep or growth data)",
                   file=sys.stderr)

@@ -137,8 +137,9 @@ def from_result(r) -> Scene:
 
     sc = r.scene
     if sc is None:
-        raise SceneError(r.path, "no /scene group: the file says nothing about how the model looks "
-                                 "(a sweep's file never has one: choose a point with --point N)")
+        if r.sweep is not None:
+            raise SceneError(r.path, "a sweep's file has no /scene: choose one of its points (--point N)")
+        raise SceneError(r.path, "no /scene group: the file says nothing about how the model looks")
     fmt = int(sc.attrs.get("format", 0))
     if fmt != SCENE_FORMAT:
         raise SceneError(r.path, f"/scene has format {fmt}; this reader knows format {SCENE_FORMAT}")
@@ -197,6 +198,11 @@ class View:
         up = np.cross(towards, right)
         return right, up, towards
 
+    def facing(self, normal) -> float:
+        """How much a face with this outward normal faces the viewer (> 0: it does)."""
+        towards = np.array([0.0, 0.0, 1.0]) if self.dimension == 2 else self.axes()[2]
+        return float(np.dot(normal, towards))
+
     def project(self, p):
         p = np.asarray(p, dtype=float)
         if self.dimension == 2:
@@ -221,7 +227,8 @@ def _frame_axes(normal):
 def shapes(scene: Scene, d: Drawable, t: float, force_scale: float) -> list:
     """Drawable ``d`` at ``t`` as world-coordinate primitives: (what, points, style) with what "fill" (a closed,
     filled outline), "line" (a polyline), "dot" (a point with a world radius: points is 1 x 3, style["radius"]) or
-    "arrow" (two points).  Empty where its value is NaN at ``t``."""
+    "arrow" (two points).  A face of a solid has style["normal"], its outward normal: a viewer draws the faces
+    that face it.  Empty where its value is NaN at ``t``."""
     v = {k: scene.value(d, k, t) for k in d.data}
     if not all(np.all(np.isfinite(v[k])) for k in ("position", "rotation", "points") if k in v):
         return []  # not formed at t (a contact after lift-off): hidden
@@ -232,7 +239,7 @@ def shapes(scene: Scene, d: Drawable, t: float, force_scale: float) -> list:
         if d.kind == "disk":
             r, h = float(d.size("radius")), float(d.size("thickness"))
             for side in (-0.5, 0.5):
-                out.append(("fill", _circle(c + side * h * ez, ex, ey, r), {}))
+                out.append(("fill", _circle(c + side * h * ez, ex, ey, r), {"normal": side * ez}))
             out.append(("line", np.array([c, c + r * ex]), {"marker": True}))
         elif d.kind == "sphere":
             r = float(d.size("radius"))
@@ -246,7 +253,7 @@ def shapes(scene: Scene, d: Drawable, t: float, force_scale: float) -> list:
                 for s in (-1, 1):
                     q = [(1, 1), (1, -1), (-1, -1), (-1, 1)]
                     pts = [corner(*np.insert(np.array(ab, dtype=float), axis, s)) for ab in q]
-                    out.append(("fill", np.array(pts), {}))
+                    out.append(("fill", np.array(pts), {"normal": s * R[:, axis]}))
         else:  # plane
             sx, sy = np.ravel(d.size("half_size", [1.0, 1.0]))
             pts = [c + a * sx * ex + b * sy * ey for a, b in ((1, 1), (1, -1), (-1, -1), (-1, 1))]
@@ -260,7 +267,7 @@ def shapes(scene: Scene, d: Drawable, t: float, force_scale: float) -> list:
     elif d.kind == "circle":
         normal = v.get("normal")
         e1, e2 = _frame_axes(np.array([0.0, 0.0, 1.0]) if normal is None else np.asarray(normal, dtype=float))
-        out.append(("fill", _circle(pts[0], e1, e2, float(d.size("radius"))), {"alpha": 0.85}))
+        out.append(("fill", _circle(pts[0], e1, e2, float(d.size("radius"))), {}))
     elif d.kind == "point":
         out.append(("dot", pts[:1], {"radius": float(d.size("radius", 0.0))}))
     elif d.kind == "trail":
@@ -309,9 +316,10 @@ def _points_per_metre(ax) -> float:
 
 
 def draw(ax, scene: Scene, t: float, view: Optional[View] = None, alpha: float = 1.0, forces: bool = True,
-         roles=None) -> list:
+         roles=None, skip_kinds=(), zorder: float = 2.0) -> list:
     """Draw the scene at time ``t`` into ``ax`` (limits set beforehand: set_limits); returns the artists.
-    ``alpha`` scales every opacity (the snapshot's older instants), ``roles`` limits the drawables drawn by role."""
+    ``alpha`` scales every opacity (the snapshot's older instants), ``roles`` limits the drawables drawn by role,
+    ``skip_kinds`` leaves out kinds (the snapshot's trails but the last); ``zorder`` is the first drawable's."""
     from matplotlib.patches import Circle, FancyArrowPatch, Polygon
 
     view = view or View(scene.dimension)
@@ -320,12 +328,14 @@ def draw(ax, scene: Scene, t: float, view: Optional[View] = None, alpha: float =
     dot = 0.012 * extent_size(scene)
     items = []
     for order, d in enumerate(scene.drawables):
-        if roles is not None and d.role not in roles:
+        if (roles is not None and d.role not in roles) or d.kind in skip_kinds:
             continue
         for what, pts, style in shapes(scene, d, t, scale):
             uv, depth = view.project(pts)
-            z = 2.0 + order * 0.01 + (0.0 if scene.dimension == 2 else 0.001 * float(np.tanh(np.mean(depth))))
+            z = zorder + order * 0.1 + (0.0 if scene.dimension == 2 else 0.01 * float(np.tanh(np.mean(depth))))
             a = alpha * style.get("alpha", 1.0)
+            if "normal" in style and view.facing(style["normal"]) <= 1e-9:
+                continue  # a face turned away (and a flat box's sides): hidden, so that faint solids stay faint
             if what == "fill":
                 items.append(Polygon(uv, closed=True, facecolor=d.color, edgecolor="black", linewidth=0.5, alpha=a,
                                      zorder=z))
@@ -333,10 +343,10 @@ def draw(ax, scene: Scene, t: float, view: Optional[View] = None, alpha: float =
                 radius = style["radius"] or dot
                 edge = "black" if style.get("contact") else d.color
                 items.append(Circle(uv[0], radius, facecolor=d.color, edgecolor=edge, linewidth=0.5, alpha=a,
-                                    zorder=z + (0.5 if style.get("contact") else 0.0)))
+                                    zorder=z + (0.05 if style.get("contact") else 0.0)))
             elif what == "arrow":
                 items.append(FancyArrowPatch(uv[0], uv[1], arrowstyle="-|>", mutation_scale=8, color=d.color,
-                                             alpha=a, zorder=z + 0.5, linewidth=1.2))
+                                             alpha=a, zorder=z + 0.06, linewidth=1.2))
             else:
                 width = style.get("width", 0.0) * ppm
                 colour = "black" if style.get("marker") else d.color
