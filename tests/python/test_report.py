@@ -448,6 +448,21 @@ class AnimationLinkTest(unittest.TestCase):
         with unittest.mock.patch.dict(sys.modules, {"rollsim.animate": None}):
             self.assertIn("not available", animation_link(anim, self.with_scene, "run4"))
 
+    def test_the_animation_tool_writes_the_linked_page(self):
+        # The real rollsim.animate on a fixture with a /scene in closed form (tests/python/scene_fixtures.py).
+        sys.path.insert(0, HERE)
+        try:
+            import rollsim.animate  # noqa: F401
+            import scene_fixtures
+        except ImportError as exc:
+            self.skipTest(f"the animation tool is not importable: {exc}")
+        from rollsim.report.animation import Animations, animation_link
+        planar = scene_fixtures.write_planar(os.path.join(self.tmp, "planar.h5"))
+        link = animation_link(Animations.next_to(os.path.join(self.tmp, "r.html")), planar, "planar")
+        self.assertIn('href="r_animations/planar.html"', link)
+        with open(os.path.join(self.tmp, "r_animations", "planar.html"), encoding="utf-8") as f:
+            self.assertIn("<html", f.read(2000).lower())
+
 
 if __name__ == "__main__":
     unittest.main()
