@@ -42,6 +42,11 @@ PLANAR_TOLERANCE_PX = 1.5
 # take pixels from one side (a band 3 % of the radius wide): 2 px, a tenth of the radius.
 SPHERE_TOLERANCE_PX = 2.0
 
+# Real runs of shipped scenarios and the body the check finds by its colour on their pages (a round one whose
+# colour no other drawable has).
+REAL_RUNS = (("tipping_table", "02_wheel"), ("carriage_pendulum", "05_ball"), ("double_pendulum", "02_mass1"),
+             ("disk_type_a", "03_disk"))
+
 
 def run(*args, env=None):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env)
@@ -265,6 +270,40 @@ class PageTest(FixtureCase):
         self.assertGreater(t, 0.2)   # 1 s at half speed: 0.5 s of the run, less the frames' latency
         self.assertLess(t, 0.8)
         self.assertEqual(b.evaluate("document.getElementById('play').textContent"), "Play")
+
+    def test_real_runs(self):
+        """Each body drawn where the program's file puts it, within 1 px plus 3 % of its radius: a disk's marked
+        radius (a black bar r long, 0.06 r wide) moves the centroid of the rest by under 1 % of r, the contact's
+        dot on its rim by under 2 %."""
+        self.need_browser()
+        if not os.access(synth.BINARY, os.X_OK):
+            self.skipTest(f"no program at {synth.BINARY}")
+        for name, body in REAL_RUNS:
+            with self.subTest(name):
+                path = os.path.join(self.tmp, f"{name}.h5")
+                synth.rollsim("run", os.path.join(synth.REPO, "scenarios", f"{name}.toml"), "-o", path, "-q")
+                with h5py.File(path, "r") as f:
+                    if "scene" not in f:
+                        self.skipTest(f"the program writes no /scene for {name}")
+                    g = f["scene"][body]
+                    colour = np.array([int(g.attrs["color"][k:k + 2], 16) for k in (1, 3, 5)])
+                    others = [f["scene"][k].attrs["color"] for k in f["scene"] if k != body]
+                    self.assertNotIn(g.attrs["color"], others)
+                    radius = float(g.attrs["radius"])
+                    dataset = f"scene/{body}/" + ("position" if "position" in g else "points")
+                    t_end = float(f["trajectory/time"][-1])
+                html = rollsim.animate.write_html(path, os.path.join(self.tmp, f"{name}.html"))
+                t = 0.37 * t_end
+                px, camera = self.show(html, t, shot=f"{name}.png")
+                where = interpolate(path, dataset, t).reshape(-1)[:3]
+                want = project(camera, where)
+                got, count = centroid(in_canvas(np.all(np.abs(px - colour) <= 40, axis=-1), camera))
+                radius_px = radius * camera["projection"][0] * camera["width"] / 2
+                error = float(np.linalg.norm(got - want))
+                print(f"\n{name}: {body} at t = {t:.4g} s: {error:.2f} px (radius {radius_px:.1f} px, {count} px)",
+                      file=sys.stderr)
+                self.assertGreater(count, 0.8 * np.pi * radius_px ** 2)
+                self.assertLess(error, 1.0 + 0.03 * radius_px)
 
 
 class VideoTest(FixtureCase):
