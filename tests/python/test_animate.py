@@ -312,10 +312,10 @@ class VideoTest(FixtureCase):
         if not shutil.which("ffprobe"):
             self.skipTest("no ffmpeg (tools/install-deps installs it)")
         out = os.path.join(self.tmp, "planar.mp4")
-        fps, speed = 12, 0.5
+        fps, speed = 6, 0.5
         p = run(ANIMATE, self.planar, "-o", out, "--fps", str(fps), "--speed", str(speed))
         self.assertEqual(p.returncode, 0, p.stderr)
-        frames = round(fx.PLANAR_T * fps / speed)  # 2 s of the run at half speed: 4 s of video, 48 frames
+        frames = round(fx.PLANAR_T * fps / speed)  # 2 s of the run at half speed: 4 s of video, 24 frames
         self.assertIn(f"{frames} frames at {fps} fps, {speed:g}x real time", p.stdout)
         probe = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
                                 "stream=r_frame_rate,nb_read_frames,codec_name", "-of", "json", out],
