@@ -81,7 +81,8 @@ class InstalledPackage(unittest.TestCase):
         self.assertEqual(version, project_version())
 
     def test_modules_and_console_scripts(self):
-        self.venv_python("import rollsim.plot, rollsim.mat, rollsim.report, rollsim.disk_closed_form")
+        self.venv_python("import rollsim.plot, rollsim.mat, rollsim.report, rollsim.disk_closed_form, rollsim.animate, "
+                         "rollsim.scene")
         mat = os.path.join(self.tmp.name, "table.mat")
         p = subprocess.run([os.path.join(self.venv, "bin", "rollsim-h5tomat"), self.result, mat], capture_output=True,
                            text=True, timeout=240, env=self.env, cwd=self.tmp.name)
