@@ -36,13 +36,15 @@ SECTIONS = [
     "Contacts: bouncing ball",
     "3-D rolling: the rolling coin",
     "3-D rolling stability: the Whipple bicycle",
+    "3-D friction: the sliding sphere",
+    "3-D friction: the tippe top",
     "Sweep: the rolling disk's type A/B map",
     "Solver statistics of every run",
     "Software version and provenance",
 ]
 
 # The sections that link to the animation of their run (or say "no animation" and why).
-ANIMATED = SECTIONS[8:13]
+ANIMATED = SECTIONS[8:15]
 
 WIDTH, HEIGHT = 1280, 4000
 sys.path.insert(0, os.path.join(SOURCE, "tools", "python"))
@@ -385,6 +387,28 @@ class SectionChecksTest(unittest.TestCase):
             self.assertLess(sign * hi, 0, label)
         self.assertAlmostEqual(rolling3d.root_distance([1, 2j], [1, 2j + 1e-3]), 1e-3, places=15)
 
+    def test_sliding_sphere_and_tippe_top(self):
+        from rollsim.report import friction3d
+        r = _load(self.f("sliding_sphere.h5"))
+        checks, rows, _ = friction3d.sphere_checks(r)
+        self.assertEqual(self.verdicts(checks), [True] * 4)
+        # the closed form with mu = 0.21: t* and the slip's fall no longer match; the rolling velocity v0 - (2/7) u0 and
+        # the loss m |u0|^2 / 7 do not depend on mu
+        checks = friction3d.sphere_checks(_with_param(r, "parameters.mu", 0.21))[0]
+        self.assertEqual(self.verdicts(checks), [False, False, True, True])
+        # a slip turned off its first direction
+        bad = _perturbed(r, slip_y_floor=lambda a: a + 1e-6 * (a != 0))
+        self.assertFalse(friction3d.sphere_checks(bad)[0][1].passed)
+        t = _load(self.f("tippe_top.h5"))
+        checks, lam, lam0 = friction3d.tippe_checks(t)
+        self.assertEqual(self.verdicts(checks), [True, True])
+        # the report's own lambda agrees with rollsim's output jellett (a second formula for the same quantity)
+        self.assertLess(float(np.max(np.abs(lam - t.trajectory["jellett"]))), 1e-12 * abs(lam0))
+        # the closed form with e = 0.0046 m: lambda0 moves by about 1e-3 relative
+        self.assertFalse(friction3d.tippe_checks(_with_param(t, "parameters.e", 0.0046))[0][0].passed)
+        # gamma = A/C above 1 (A = 1.9e-6): the theory says no full inversion
+        self.assertFalse(friction3d.tippe_checks(_with_param(t, "parameters.A", 1.9e-6))[0][1].passed)
+
     def test_disk_map_against_closed_form(self):
         from rollsim.report import sweeps
         r = _load(self.f("disk_basin-sweep.h5"))
@@ -452,7 +476,7 @@ class AnimationLinkTest(unittest.TestCase):
         # The real rollsim.animate on a fixture with a /scene in closed form (tests/python/scene_fixtures.py).
         sys.path.insert(0, HERE)
         try:
-            import rollsim.animate  # noqa: F401
+            import rollsim.animate  # noqa: F401 (the report imports it by name)
             import scene_fixtures
         except ImportError as exc:
             self.skipTest(f"the animation tool is not importable: {exc}")

@@ -25,7 +25,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from . import contact, disk, energy, formulations, linear, rolling3d, runs, sweeps, user  # noqa: E402
+from . import contact, disk, energy, formulations, friction3d, linear, rolling3d, runs, sweeps, user  # noqa: E402
 from .animation import Animations  # noqa: E402
 from .model import SOURCE_DIR, Runner, load_result, read_toml  # noqa: E402
 from .page import render  # noqa: E402
@@ -45,6 +45,8 @@ STANDARD_SET = [
     "bouncing_ball.toml",
     "rolling_coin.toml",
     "bicycle_meijaard.toml",
+    "sliding_sphere.toml",
+    "tippe_top.toml",
     "disk_basin.toml",
 ]
 
@@ -54,6 +56,8 @@ NAMED_PLANNERS = {
     "user_tipping_table.toml": user.plan_user_table,
     "rolling_coin.toml": rolling3d.plan_coin,
     "bicycle_meijaard.toml": rolling3d.plan_bicycle,
+    "sliding_sphere.toml": friction3d.plan_sphere,
+    "tippe_top.toml": friction3d.plan_tippe_top,
     "disk_basin.toml": sweeps.plan_disk_map,
 }
 

@@ -109,3 +109,12 @@ def failed_run_check(run: Run) -> Check:
     msg = (run.stderr or run.stdout).strip().splitlines()
     return Check(f"{run.label}: run", "exit status 0", f"exit {run.returncode}: {html.escape(msg[-1] if msg else '')}",
                  False)
+
+
+def loaded(run: Run, sec: "Section"):
+    """The result of ``run``, or None after adding the failed run's check to ``sec`` (no file, or exit status not 0)."""
+    r = load_result(run)
+    if r is None or run.returncode != 0:
+        sec.checks.append(failed_run_check(run))
+        return None
+    return r
