@@ -1741,7 +1741,8 @@ def main(argv=None):
     dpi = args.dpi or (PAPER_DPI if args.style == "paper" else SCREEN_DPI)
     with style_context(args.style, usetex):
         if snapshot:
-            figs = [make_figure(result, snapshot, factory, args.style, figure_title(result), usetex)]
+            title = "\n".join(textwrap.fill(line, 70) for line in figure_title(result).split("\n"))  # one column
+            figs = [make_figure(result, snapshot, factory, args.style, title, usetex)]
         else:
             figs = figures(result, split=args.split, figure_factory=factory, style=args.style, signals=signals,
                            usetex=usetex)
