@@ -1,19 +1,21 @@
 # rollsim_unity(TARGET KIND): TARGET's .cpp sources compiled in groups of ROLLSIM_UNITY_BATCH, each through a
 # generated file that includes them (a unity build): the headers they share (Eigen, SUNDIALS, doctest) are parsed
-# and their templates instantiated once a group instead of once a file. KIND is `library` (the core) or `tests`
-# (the test binary). ROLLSIM_UNITY says which are grouped:
-#   all    every target given (tools/test-sanitize's trees: it nearly halves an instrumented tree's compile);
-#   tests  the test binary alone, the default: build/'s test sources took 410 s of CPU at -O3 one object a file,
-#          the library's 561 s. The library and the command-line tool stay one object a file there, so that a
-#          source of theirs that lacks an #include still fails to compile;
+# and their templates instantiated once a group instead of once a file. KIND is `library` (the core), `cli` (the
+# command-line tool) or `tests` (the test binary). ROLLSIM_UNITY says which are grouped:
+#   all    every target given, the default. From an empty cache build/'s library took 390 s of CPU at -O3 (user
+#          and system time) instead of 561 s one object a file, and a sanitizer tree's compile is nearly halved;
+#   tests  the test binary alone: the library and the command-line tool one object a file, so that a source of
+#          theirs that lacks an #include fails to compile (a group hides it when an earlier file of the group
+#          includes the header);
 #   off    none (ON and OFF, the values of the option this was, mean all and off).
 # CMake's own UNITY_BUILD names each source by its absolute path, so that every checkout's group files differ and
 # ccache (tools/build, tools/test-sanitize) could reuse nothing between checkouts; here each group file names its
 # sources by their path relative to it, the same in every checkout with its build tree in the same place. Sources
-# with compile options or definitions of their own (tests/main.cpp's paths, the files compiled at -O1 in a -O0
-# sanitizer tree) are compiled alone. A unity build puts the files of a group into one translation unit: helpers
-# in their anonymous namespaces must have names of their own across the files (a clash is a compile error).
-set(ROLLSIM_UNITY "tests" CACHE STRING "Sources compiled in groups (a unity build): all, tests or off")
+# with compile options or definitions of their own (tests/main.cpp's paths, src/cli/sweep.cpp in an MPI build, the
+# files compiled at -O1 in a -O0 sanitizer tree) are compiled alone. A unity build puts the files of a group into
+# one translation unit: helpers in their anonymous namespaces must have names of their own across the files (a
+# clash is a compile error).
+set(ROLLSIM_UNITY "all" CACHE STRING "Sources compiled in groups (a unity build): all, tests or off")
 set_property(CACHE ROLLSIM_UNITY PROPERTY STRINGS all tests off)
 set(ROLLSIM_UNITY_BATCH 8 CACHE STRING "Sources in each group of a unity build")
 function(rollsim_unity target kind)
