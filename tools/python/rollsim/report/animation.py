@@ -51,7 +51,19 @@ def no_animation(reason: str) -> str:
     return f'<p class="anim">no animation ({html.escape(reason)})</p>'
 
 
-def animation_link(anim: Animations, result_path: Optional[str], name: str, point: Optional[int] = None) -> str:
+def first_animation(anim: Animations, candidates: list) -> str:
+    """The link to the animation of the first of ``candidates`` [(result path, name, what)] that has one, ``what``
+    naming the run in the link's text; else the first one's "no animation" and why."""
+    links = []
+    for path, name, what in candidates:
+        links.append(animation_link(anim, path, name, what=what))
+        if "href=" in links[-1]:
+            return links[-1]
+    return links[0] if links else no_animation("no run")
+
+
+def animation_link(anim: Animations, result_path: Optional[str], name: str, point: Optional[int] = None,
+                   what: str = "the run") -> str:
     """Write the animation of the result file ``result_path`` as NAME.html in the animations folder and return the
     HTML paragraph that links to it, or a paragraph saying "no animation" and why."""
     if anim.folder is None:
@@ -72,4 +84,5 @@ def animation_link(anim: Animations, result_path: Optional[str], name: str, poin
     if not os.path.exists(out):
         return no_animation("the animation tool wrote no file")
     href = html.escape(anim.href_prefix + os.path.basename(out), quote=True)
-    return f'<p class="anim">Animation of the run: <a href="{href}">{html.escape(os.path.basename(out))}</a></p>'
+    return (f'<p class="anim">Animation of {html.escape(what)}: <a href="{href}">{html.escape(os.path.basename(out))}'
+            "</a></p>")

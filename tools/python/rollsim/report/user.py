@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import plot
-from .animation import animation_link
+from .animation import first_animation
 from .linear import IFTOMM_ERROR_TOL, eigenvalues, iftomm_eigenvalues, l2_error, pair_nearest
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
 from .page import finish_axes, fmt, fmt_complex, png, table_html
@@ -35,7 +35,9 @@ def plan_user_table(runner: Runner, scen: str, name: str):
 
     def build():
         sec = user_table_section(run, ref, lin, lin_ref, name)
-        sec.animation = animation_link(runner.animations, run.output, name)
+        # the user model's run, or the built-in twin's (the same motion) where the user model declares no drawing
+        sec.animation = first_animation(runner.animations, [(run.output, name, "the run"),
+                                                            (ref.output, f"{name}-twin", "the built-in twin's run")])
         return [sec]
 
     return build
