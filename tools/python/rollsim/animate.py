@@ -194,11 +194,8 @@ def render_html(sc, max_frames: int = MAX_FRAMES) -> str:
     three, orbit = three_sources()
     data = page_data(sc, max_frames).replace("</", "<\\/")
     title = html.escape(sc.title or os.path.basename(sc.path))
-    return (PAGE.replace("@TITLE@", title)
-            .replace("@THREE@", _script(three))
-            .replace("@ORBIT@", _script(orbit))
-            .replace("@DATA@", data)
-            .replace("@VIEWER@", VIEWER_JS))
+    parts = {"TITLE": title, "THREE": _script(three), "ORBIT": _script(orbit), "DATA": data, "VIEWER": VIEWER_JS}
+    return re.sub(r"@(TITLE|THREE|ORBIT|DATA|VIEWER)@", lambda m: parts[m.group(1)], PAGE)  # one pass
 
 
 def write_html(result_path, out_path, point=None) -> str:
