@@ -28,6 +28,7 @@ import scene_fixtures as fx
 import synth
 import rollsim.animate
 import rollsim.plot
+import rollsim.scene
 
 ANIMATE = os.path.join(synth.TOOLS, "animate")
 PLOT = os.path.join(synth.TOOLS, "plot")
@@ -114,6 +115,46 @@ class FixtureCase(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
+
+
+class SceneTest(FixtureCase):
+    """rollsim.scene: the values at a time against the file (h5py) and the fixtures' closed forms."""
+
+    def test_values_at_a_time(self):
+        sc = rollsim.scene.load(self.rolling)
+        self.assertEqual((sc.dimension, sc.length_unit, sc.n), (3, "m", 161))
+        self.assertEqual([d.name for d in sc.drawables], ["floor", "disk", "ball", "disk_contact", "contact_path"])
+        self.assertEqual(sc.events, [(fx.LIFT_OFF, "lift_off")])
+        self.assertEqual((sc.mode_name(sc.mode_at(1.0)), sc.mode_name(sc.mode_at(1.95))), ("rolling", "free flight"))
+        disk = sc.drawables[1]
+        t = 0.7031  # between two samples 0.0125 s apart
+        np.testing.assert_allclose(sc.value(disk, "position", t), interpolate(self.rolling, "scene/01_disk/position", t),
+                                   rtol=0, atol=1e-15)
+        R = sc.value(disk, "rotation", t)  # a blend of two rotations, made a rotation again
+        np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-12)
+        self.assertAlmostEqual(np.linalg.det(R), 1.0, places=12)
+        # within the blend's error of the closed form: the rotation turns by 0.05 rad between samples
+        self.assertLess(np.max(np.abs(R - fx.disk_pose(t)[1])), 0.05 ** 2)
+        floor = sc.drawables[0]
+        np.testing.assert_array_equal(sc.value(floor, "rotation", t), np.eye(3))  # static: its one row
+        contact = sc.drawables[3]
+        last = sc.time[sc.time <= fx.LIFT_OFF][-1]
+        self.assertTrue(np.all(np.isfinite(sc.value(contact, "points", last))))
+        self.assertTrue(np.all(np.isnan(sc.value(contact, "points", last + 0.001))))  # NaN beside: hidden
+        self.assertEqual(rollsim.scene.shapes(sc, contact, last + 0.001, 1.0), [])
+        trail = sc.trail(sc.drawables[4], t)
+        self.assertEqual(trail.shape, (int(np.searchsorted(sc.time, t)) + 1, 3))
+        np.testing.assert_allclose(trail[-1], interpolate(self.rolling, "scene/04_contact_path/points", t)[0])
+
+    def test_frame_indices(self):
+        long = fx.write_planar(os.path.join(self.tmp, "long_scene.h5"), n=9001)
+        sc = rollsim.scene.load(long)
+        idx = rollsim.scene.frame_indices(sc, 500)
+        self.assertLessEqual(idx.size, 500)
+        self.assertEqual((idx[0], idx[-1]), (0, 9000))
+        i = int(np.searchsorted(sc.time, sc.events[0][0]))
+        self.assertTrue({i - 1, i} <= set(idx.tolist()))
+        np.testing.assert_array_equal(rollsim.scene.frame_indices(sc, 10_000), np.arange(9001))
 
 
 class PageTest(FixtureCase):
