@@ -127,10 +127,6 @@ def _check_output(out_path, suffixes):
         raise AnimateError(f"cannot write {out_path}: the suffix must be one of {', '.join(suffixes)}")
 
 
-def _replace(tmp, out_path):
-    os.replace(tmp, out_path)
-
-
 # --------------------------------------------------------------------------
 # the page
 
@@ -207,7 +203,7 @@ def write_html(result_path, out_path, point=None) -> str:
     tmp = out_path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
-    _replace(tmp, out_path)
+    os.replace(tmp, out_path)
     return out_path
 
 
@@ -271,7 +267,7 @@ def write_video(result_path, out_path, fps: float = DEFAULT_FPS, speed: float = 
                         print(f"\ranimate: frame {k + 1}/{len(times)}", end="", file=sys.stderr, flush=True)
             if progress:
                 print(file=sys.stderr)
-            _replace(tmp, out_path)
+            os.replace(tmp, out_path)
         except BaseException:
             if os.path.exists(tmp):
                 os.remove(tmp)

@@ -114,7 +114,7 @@ class Scene:
         pts = d.data["points"][:, 0, :]
         if d.static:
             return pts[:1]
-        i, w = self.bracket(t)
+        i, _ = self.bracket(t)
         return np.vstack([pts[: i + 1], self.value(d, "points", t)[0][None, :]])
 
 
