@@ -464,6 +464,11 @@ class AnimationLinkTest(unittest.TestCase):
             self.assertIn("href=", animation_link(anim, self.without, "sweep", point=3))
             self.assertEqual(calls[-1], (self.without, 3))
             self.assertIn("turned off", animation_link(Animations(), self.with_scene, "run3"))
+            # the first candidate that has a scene; else the first one's reason
+            from rollsim.report.animation import first_animation
+            link = first_animation(anim, [(self.without, "user", "the run"), (self.with_scene, "twin", "the twin")])
+            self.assertIn('Animation of the twin: <a href="page_animations/twin.html"', link)
+            self.assertIn("no /scene group", first_animation(anim, [(self.without, "a", "the run")] * 2))
 
             def broken(result_path, out_path, point=None):
                 raise RuntimeError("no drawing")

@@ -51,6 +51,12 @@ def no_animation(reason: str) -> str:
     return f'<p class="anim">no animation ({html.escape(reason)})</p>'
 
 
+def animated(animations: Animations, sec, result_path: Optional[str], name: str, **kw) -> list:
+    """[sec] with the link to the animation of ``result_path`` (see animation_link) set on it."""
+    sec.animation = animation_link(animations, result_path, name, **kw)
+    return [sec]
+
+
 def first_animation(anim: Animations, candidates: list) -> str:
     """The link to the animation of the first of ``candidates`` [(result path, name, what)] that has one, ``what``
     naming the run in the link's text; else the first one's "no animation" and why."""

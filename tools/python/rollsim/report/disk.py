@@ -10,6 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import disk_closed_form, h5, plot
+from .animation import animated
 from .model import Check, Run, Runner, Section, failed_run_check, load_result, read_toml
 from .page import badge, count, fmt, png, table_html, titled
 
@@ -40,7 +41,7 @@ def plan_disk(runner: Runner, scen: str, name: str):
     conv.sort(key=lambda p: -p[0])
 
     def build():
-        return [disk_section(run, name, own_rtol, conv)]
+        return animated(runner.animations, disk_section(run, name, own_rtol, conv), run.output, name)
 
     return build
 

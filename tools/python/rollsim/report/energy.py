@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import h5, plot
+from .animation import animated
 from .model import Check, Runner, Section, failed_run_check, load_result
 from .page import badge, fmt, png, table_html
 
@@ -25,7 +26,8 @@ def plan_table(runner: Runner, scen: str, name: str):
                                         os.path.join(runner.workdir, f"{name}-rtol{rt:g}.h5"))))
 
     def build():
-        return [energy_section(runs, name)]
+        # the animation of the run at the scenario's own tolerance 1e-10
+        return animated(runner.animations, energy_section(runs, name), dict(runs).get(1e-10, runs[-1][1]).output, name)
 
     return build
 

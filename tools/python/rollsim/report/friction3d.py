@@ -23,7 +23,7 @@ import os
 import numpy as np
 from matplotlib.figure import Figure
 
-from .animation import animation_link
+from .animation import animated
 from .model import Check, Run, Runner, Section, loaded
 from .page import finish_axes, fmt, png, table_html
 
@@ -55,9 +55,7 @@ def _plan_one(runner, scen, name, section):
     run = runner.prepare(f"run {name}", ["run", scen, "-q"], os.path.join(runner.workdir, f"{name}.h5"))
 
     def build():
-        sec = section(run)
-        sec.animation = animation_link(runner.animations, run.output, name)
-        return [sec]
+        return animated(runner.animations, section(run), run.output, name)
 
     return build
 

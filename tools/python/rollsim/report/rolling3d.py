@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import plot
-from .animation import animation_link
+from .animation import animated
 from .linear import eigenvalues
 from .model import Check, Run, Runner, Section, failed_run_check, load_result, loaded
 from .page import finish_axes, fmt, fmt_complex, png, table_html
@@ -81,9 +81,7 @@ def plan_coin(runner: Runner, scen: str, name: str):
     lin = runner.prepare(f"linearize {name}", ["linearize", scen], os.path.join(runner.workdir, f"{name}-linear.h5"))
 
     def build():
-        sec = coin_section(run, lin)
-        sec.animation = animation_link(runner.animations, run.output, name)
-        return [sec]
+        return animated(runner.animations, coin_section(run, lin), run.output, name)
 
     return build
 
@@ -238,9 +236,7 @@ def plan_bicycle(runner: Runner, scen: str, name: str):
     run = runner.prepare(f"run {name}", ["run", scen, "-q"], out("run"))
 
     def build():
-        sec = bicycle_section(sweep, at, run)
-        sec.animation = animation_link(runner.animations, run.output, name)
-        return [sec]
+        return animated(runner.animations, bicycle_section(sweep, at, run), run.output, name)
 
     return build
 

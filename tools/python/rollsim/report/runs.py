@@ -8,6 +8,7 @@ import os
 
 from .. import plot
 from .energy import ENERGY_DRIFT_FACTOR
+from .animation import animated
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
 from .page import fmt, png, table_html
 
@@ -16,7 +17,7 @@ def plan_other(runner: Runner, scen: str, name: str):
     run = runner.prepare(f"run {name}", ["run", scen, "-q"], os.path.join(runner.workdir, f"{name}.h5"))
 
     def build():
-        return [other_section(run, name)]
+        return animated(runner.animations, other_section(run, name), run.output, name)
 
     return build
 
