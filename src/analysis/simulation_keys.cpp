@@ -98,6 +98,9 @@ const Parameters<OutputOptions>& output_parameters() {
           param(&O::warn_size, boolean_option("output.warn_size",
                                               "warn on stderr before a run whose /trajectory would exceed 1 GiB "
                                               "(samples x (states + outputs) x 8 bytes); false: do not warn")),
+          param(&O::scene, boolean_option("output.scene",
+                                          "write the model's drawing, its bodies' poses and drawn points per sample, "
+                                          "as /scene (docs/scene.md); false: none (a sweep writes none)")),
           param(&O::title, shown_default(string_option("title", {},
                                                        "a title for plots and reports (the default is written into "
                                                        "/scenario/resolved too)")

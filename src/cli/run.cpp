@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "common.hpp"
+#include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
 #include "rollsim/io/progress.hpp"
@@ -43,7 +44,7 @@ int run_command(const RunArgs& a) {
   warn_result_size(sc, *system, opt);
 
   ResultFile file(out, provenance(sc));
-  TrajectoryWriter writer(file);
+  TrajectoryWriter writer(file, output_options(sc).scene);
   ProgressBar bar(a.quiet);
   RunResult res;
   try {

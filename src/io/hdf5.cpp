@@ -66,9 +66,9 @@ void remove_attr_if_exists(hid_t obj, const std::string& name) {
   if (e > 0) check(H5Adelete(obj, name.c_str()), "H5Adelete " + name);
 }
 
-void write_attr_typed(hid_t obj, const std::string& name, hid_t type, const void* value) {
+void write_attr_typed(hid_t obj, const std::string& name, hid_t type, const void* value,
+                      const Handle& space = scalar_space()) {
   remove_attr_if_exists(obj, name);
-  Handle space = scalar_space();
   Handle a(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "H5Acreate2");
   check(H5Awrite(a.get(), type, value), "H5Awrite " + name);
 }
@@ -96,11 +96,17 @@ void describe(hid_t ds, const std::string& unit, const std::string& description)
 }
 
 Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::size_t chunk, Filter filter,
-                      const void* fill) {
-  hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunks[1] = {std::max<std::size_t>(chunk, 1)};
-  Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose, "H5Screate_simple");
+                      const void* fill, const std::vector<std::size_t>& row_shape) {
+  std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED}, chunks{std::max<std::size_t>(chunk, 1)};
+  for (const std::size_t d : row_shape) {
+    dims.push_back(d);
+    maxdims.push_back(d);
+    chunks.push_back(d);
+  }
+  const int rank = static_cast<int>(dims.size());
+  Handle space(H5Screate_simple(rank, dims.data(), maxdims.data()), H5Sclose, "H5Screate_simple");
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
-  check(H5Pset_chunk(dcpl.get(), 1, chunks), "H5Pset_chunk");
+  check(H5Pset_chunk(dcpl.get(), rank, chunks.data()), "H5Pset_chunk");
   if (filter != Filter::None && H5Tis_variable_str(type) <= 0) {
     if (filter == Filter::ShuffleDeflate) check(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
     check(H5Pset_deflate(dcpl.get(), 1), "H5Pset_deflate");
@@ -115,12 +121,17 @@ Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::si
 
 void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name) {
   if (n == 0) return;
-  const hsize_t start[1] = {first}, count[1] = {n}, total[1] = {first + n};
   Handle cur(H5Dget_space(ds), H5Sclose, "H5Dget_space");
-  hsize_t have[1] = {0};
+  constexpr int kMaxRank = 3;
+  const int rank = H5Sget_simple_extent_ndims(cur.get());
+  if (rank < 1 || rank > kMaxRank) throw IoError("writing " + name + ": a growing dataset of rank " + std::to_string(rank));
+  hsize_t have[kMaxRank] = {}, start[kMaxRank] = {first}, count[kMaxRank] = {n};
   H5Sget_simple_extent_dims(cur.get(), have, nullptr);
+  for (int i = 1; i < rank; ++i) count[i] = have[i];  // whole rows
+  hsize_t total[kMaxRank] = {first + n};
+  for (int i = 1; i < rank; ++i) total[i] = have[i];
   if (have[0] < total[0]) check(H5Dset_extent(ds, total), "extending " + name);
-  Handle mem(H5Screate_simple(1, count, nullptr), H5Sclose, "H5Screate_simple");
+  Handle mem(H5Screate_simple(rank, count, nullptr), H5Sclose, "H5Screate_simple");
   Handle file_space(H5Dget_space(ds), H5Sclose, "H5Dget_space");
   check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
   check(H5Dwrite(ds, mem_type, mem.get(), file_space.get(), H5P_DEFAULT, data), "writing " + name);
@@ -202,6 +213,9 @@ bool exists(hid_t parent, const std::string& path) {
 void write_attr(hid_t obj, const std::string& name, double v) { write_attr_typed(obj, name, H5T_NATIVE_DOUBLE, &v); }
 void write_attr(hid_t obj, const std::string& name, long long v) { write_attr_typed(obj, name, H5T_NATIVE_LLONG, &v); }
 void write_attr(hid_t obj, const std::string& name, const char* v) { write_attr(obj, name, std::string(v)); }
+void write_attr(hid_t obj, const std::string& name, const std::vector<double>& v) {
+  write_attr_typed(obj, name, H5T_NATIVE_DOUBLE, v.data(), simple_space(v.size()));
+}
 void write_attr(hid_t obj, const std::string& name, const std::string& v) {
   Handle t = utf8_string_type();
   const char* p = v.c_str();
@@ -302,11 +316,18 @@ std::string read_attr_string(hid_t obj, const std::string& name) {
   return s;
 }
 
-double read_attr_double(hid_t obj, const std::string& name) {
+std::vector<double> read_attr_doubles(hid_t obj, const std::string& name) {
   Handle a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose, ("opening attribute " + name).c_str());
-  double v = 0;
-  check(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v), "H5Aread " + name);
+  Handle space(H5Aget_space(a.get()), H5Sclose, "H5Aget_space");
+  std::vector<double> v(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  check(H5Aread(a.get(), H5T_NATIVE_DOUBLE, v.data()), "H5Aread " + name);
   return v;
+}
+
+double read_attr_double(hid_t obj, const std::string& name) {
+  const std::vector<double> v = read_attr_doubles(obj, name);
+  if (v.size() != 1) throw IoError("attribute " + name + " holds " + std::to_string(v.size()) + " numbers, not one");
+  return v[0];
 }
 
 Table::Table(hid_t parent, const std::string& group, std::vector<Column> columns, std::size_t block)

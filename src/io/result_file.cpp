@@ -116,6 +116,8 @@ void TrajectoryWriter::on_start(const RunInfo& info) {
     cols.push_back({"mode", "1", "mode of the hybrid system",
                     sys_->largest_mode() <= 127 ? h5::ColumnType::Int8 : h5::ColumnType::Int32});
   traj_ = std::make_unique<h5::Table>(file_.root(), "trajectory", cols, trajectory_block(info));
+  if (const auto* drawn = facet<SceneSystem>(*sys_); write_scene_ && drawn && !drawn->scene().drawables.empty())
+    scene_ = std::make_unique<SceneWriter>(file_.root(), *drawn, trajectory_block(info));
   row_.assign(cols.size(), 0.0);
   std::vector<std::pair<Signal, bool>> roles{{Signal{"time", "", ""}.as(Role::Time), false}};
   for (const auto& s : sys_->states()) roles.emplace_back(s, true);
@@ -176,6 +178,7 @@ void TrajectoryWriter::on_sample(double t, const double* x, const double* y, int
     note_mode(mode);
   }
   traj_->append(row_.data());
+  if (scene_) scene_->append(t, x, y, mode);
 }
 
 void TrajectoryWriter::on_event(const EventRecord& ev) {
@@ -219,11 +222,13 @@ void write_summary(hid_t root, const RunResult& res) {
 void TrajectoryWriter::release() {
   traj_.reset();  // the tables' destructors flush what they can and close their datasets
   events_.reset();
+  scene_.reset();
 }
 
 void TrajectoryWriter::on_finish(const RunResult& res) {
   traj_->flush();
   events_->flush();
+  if (scene_) scene_->flush();
   if (sys_->has_modes()) {
     h5::Handle ds(H5Dopen2(traj_->group(), "mode", H5P_DEFAULT), H5Dclose, "opening dataset mode");
     for (int m : modes_) h5::write_attr(ds.get(), "mode_name_" + std::to_string(m), sys_->mode_name(m));

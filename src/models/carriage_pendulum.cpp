@@ -12,6 +12,7 @@
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/models/constrained_mechanics.hpp"
 
 namespace rollsim::carriage_pendulum {
@@ -140,15 +141,41 @@ class CarriageSummarizer final : public Summarizer {
   double e0_ = 0, drift_ = 0, tmin_ = std::numeric_limits<double>::infinity(), cmax_ = 0, t_slack_ = NAN;
 };
 
+/// The drawn carriage's half length and the ball's radius as fractions of the rod's length; the spring's fixed end
+/// lies one rod length left of the carriage's rest position.
+constexpr double kCarriageSize = 0.15, kBallSize = 0.06;
+
+/// The rail and the spring's anchor (ground), the spring, the carriage, the rod and the ball; x right, y up, the
+/// origin at the carriage's rest position (the body coordinates' frame).
+Scene carriage_scene(const Params& p) {
+  const double l = p.rod_length, half = kCarriageSize * l;
+  return {2,
+          {draw::ground(draw::line("rail", 2, 0, "#7f7f7f")), draw::ground(draw::line("anchor", 2, 0, "#7f7f7f")),
+           draw::spring("spring", "#2ca02c"), draw::box("carriage", {half, 0.5 * half, half}, "#8c564b"),
+           draw::line("rod", 2, 0, "#404040"), draw::point("ball", kBallSize * l, "#1f77b4")}};
+}
+
+/// One sample of carriage_scene: the carriage at x, the ball at (bx, by).
+void carriage_scene_values(const Params& p, double x, double bx, double by, double* v) {
+  const double l = p.rod_length, half = kCarriageSize * l;
+  SceneValues(v)
+      .point(-2 * l, -0.5 * half).point(2 * l, -0.5 * half)
+      .point(-l, -half).point(-l, half)
+      .spring(-l, 0, x - half, 0, 0.25 * half)
+      .planar_pose(x, 0, 0)
+      .point(x, 0).point(bx, by)
+      .point(bx, by);
+}
+
 const Witness& slack_witness(bool stop) {
   static const Witness w[2] = {{"rod_slack", -1, false}, {"rod_slack", -1, true}};
   return w[stop ? 1 : 0];
 }
 
-class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel>, public WitnessSystem {
+class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel>, public WitnessSystem, public SceneSystem {
  public:
   CarriageSystem(const Params& p, const double* minimal0, const DaeOptions& o, bool stop)
-      : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), stop_(stop) {
+      : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), stop_(stop), scene_(carriage_scene(p)) {
     body_state(p, o, minimal0, x0_);
   }
   std::string model_name() const override { return "carriage_pendulum"; }
@@ -177,16 +204,21 @@ class CarriageSystem final : public mechanics::ConstrainedSystem<BodyModel>, pub
   std::unique_ptr<Summarizer> make_summarizer() const override {
     return std::make_unique<CarriageSummarizer>(body_outputs());
   }
+  const Scene& scene() const override { return scene_; }
+  void scene_values(double, const double* x, const double*, int, double* v) const override {
+    carriage_scene_values(m_.p, x[kX], x[kBx], x[kBy], v);
+  }
 
  private:
   bool stop_;
+  Scene scene_;
   double x0_[kStates];
 };
 
 /// The minimal form on CVODE; linearisable, with the force F as its input.
-class MinimalSystem final : public OdeSystem, public WitnessSystem, public Linearizable {
+class MinimalSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public SceneSystem {
  public:
-  MinimalSystem(const Params& p, const double* x0, bool stop) : p_(p), stop_(stop) {
+  MinimalSystem(const Params& p, const double* x0, bool stop) : p_(p), stop_(stop), scene_(carriage_scene(p)) {
     std::copy(x0, x0 + kMinimalStates, x0_);
   }
   std::string model_name() const override { return "carriage_pendulum"; }
@@ -228,6 +260,11 @@ class MinimalSystem final : public OdeSystem, public WitnessSystem, public Linea
   }
   int degrees_of_freedom() const override { return 2; }
   std::vector<std::string> default_linear_outputs() const override { return {"x"}; }
+  /// The ball at x + l sin phi, -l cos phi (phi from the downward vertical).
+  const Scene& scene() const override { return scene_; }
+  void scene_values(double, const double* x, const double*, int, double* v) const override {
+    carriage_scene_values(p_, x[0], x[0] + p_.rod_length * std::sin(x[1]), -p_.rod_length * std::cos(x[1]), v);
+  }
 
  private:
   /// The outputs' shared values at the minimal state x with force F.
@@ -243,6 +280,7 @@ class MinimalSystem final : public OdeSystem, public WitnessSystem, public Linea
 
   Params p_;
   bool stop_;
+  Scene scene_;
   double x0_[kMinimalStates];
 };
 

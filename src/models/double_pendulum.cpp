@@ -104,6 +104,22 @@ struct Pendulum {
     return true;
   }
   static std::vector<std::string> default_linear_outputs() { return {"theta1"}; }
+  /// The pivot (ground), the links from the pivot through m1 to m2, the masses and m2's path; x right, y up, the
+  /// pivot at the origin (the outputs tip_x, tip_y are m2's position).
+  static Scene scene(const Params& p) {
+    const double dot = kMassSize * (p.length1 + p.length2);
+    return {2,
+            {draw::ground(draw::point("pivot", 0.5 * dot, "#7f7f7f")), draw::line("links", 3, 0, "#404040"),
+             draw::point("mass1", dot, "#1f77b4"), draw::point("mass2", dot, "#ff7f0e"), draw::trail("path2", "#ff7f0e")}};
+  }
+  static void scene_values(const Params& p, const double* x, double* v) {
+    const auto c = double_pendulum::context(p, x);
+    const double x1 = p.length1 * std::sin(x[0]), y1 = -p.length1 * std::cos(x[0]);
+    SceneValues(v).point(0, 0).point(0, 0).point(x1, y1).point(c.tip_x, c.tip_y).point(x1, y1).point(c.tip_x, c.tip_y)
+        .point(c.tip_x, c.tip_y);
+  }
+  /// A mass's drawn radius as a fraction of the pendulum's reach l1 + l2.
+  static constexpr double kMassSize = 0.04;
 };
 
 }  // namespace

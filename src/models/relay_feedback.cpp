@@ -7,6 +7,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/models/model_kit.hpp"
 
 namespace rollsim::relay_feedback {
@@ -39,7 +40,11 @@ const Outputs& relay_outputs() {
   return list;
 }
 
-class RelaySystem final : public FilippovSystem {
+/// The drawing's length scale L: the largest |C x| at the start (1 when 0); the mass's half width is kMassSize L and
+/// the spring's fixed end lies 2 L to the left of the switching surface C x = 0.
+constexpr double kMassSize = 0.15;
+
+class RelaySystem final : public FilippovSystem, public SceneSystem {
  public:
   RelaySystem(const Params& p, const std::vector<double>& x0) : p_(p), x0_(x0) {
     const auto n = static_cast<size_t>(p.n);
@@ -50,6 +55,26 @@ class RelaySystem final : public FilippovSystem {
       name.insert(name.begin(), 'x');  // (not "x" + ...: GCC 12 reports a false -Wrestrict there)
       states_.push_back({name, "1", "state component"});
     }
+    const double h0 = std::abs(switching(0, x0.data()));
+    length_ = h0 > 0 ? h0 : 1.0;
+    const double half = kMassSize * length_;
+    scene_ = {2,
+              {draw::ground(draw::line("switching_surface", 2, 0, "#7f7f7f")),
+               draw::ground(draw::line("wall", 2, 0, "#7f7f7f")), draw::spring("spring", "#2ca02c"),
+               draw::box("mass", {half, half, half}, "#1f77b4"), draw::line("relay", 2, 0, "#d62728")}};
+  }
+
+  /// The output C x as a mass on a spring: the mass at C x (the relay switches where it crosses the vertical line
+  /// x = 0), the relay's push u as an arrow from the mass's centre, L u long.
+  const Scene& scene() const override { return scene_; }
+  void scene_values(double, const double*, const double* y, int, double* v) const override {
+    const double h = y[h_], u = y[u_], L = length_, half = kMassSize * L;
+    SceneValues(v)
+        .point(0, -2 * half).point(0, 2 * half)
+        .point(-2 * L, -half).point(-2 * L, half)
+        .spring(-2 * L, 0, h - half, 0, 0.5 * half)
+        .planar_pose(h, 0, 0)
+        .point(h, 0).point(h + L * u, 0);
   }
   std::string model_name() const override { return "relay_feedback"; }
   Signal time_signal() const override { return {"time", "1", "time (the units of A)"}; }
@@ -99,6 +124,9 @@ class RelaySystem final : public FilippovSystem {
   Params p_;
   std::vector<double> x0_;
   Signals states_;
+  double length_ = 1;
+  Scene scene_;
+  std::size_t u_ = relay_outputs().index("u"), h_ = relay_outputs().index("switching_value");
 };
 
 }  // namespace

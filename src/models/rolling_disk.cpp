@@ -9,6 +9,7 @@
 #include "rollsim/core/error.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/hybrid/scene.hpp"
 
 namespace rollsim::rolling_disk {
 
@@ -199,11 +200,39 @@ class DiskSummarizer final : public Summarizer {
   int final_mode_ = 0;
 };
 
-class DiskSystem final : public FilippovSystem, public ExactSystem {
+/// The drawn disk's radius in units of U where the scenario gives none (the model needs no radius), and its thickness
+/// as a fraction of its radius.
+constexpr double kDrawnRadius = 0.5, kDiskThickness = 0.2;
+
+class DiskSystem final : public FilippovSystem, public ExactSystem, public SceneSystem {
  public:
   DiskSystem(const Params& p, const double* q0)
-      : p_(p), s_(scales(p)), states_(disk_states(p.physical)), outputs_(shared_outputs(p.physical)) {
+      : p_(p),
+        s_(scales(p)),
+        states_(disk_states(p.physical)),
+        outputs_(shared_outputs(p.physical)),
+        friction_(outputs_.index("friction_force")) {
     std::copy(q0, q0 + 3, q0_);
+    const double r = p.radius.value_or(kDrawnRadius * s_.length), wall = -2 * s_.length - r;
+    scene_ = {2,
+              {draw::ground(draw::line("ground", 2, 0, "#7f7f7f")), draw::ground(draw::line("wall", 2, 0, "#7f7f7f")),
+               draw::spring("spring", "#2ca02c"), draw::disk("disk", r, kDiskThickness * r, "#1f77b4"),
+               draw::contact("ground", true)}};
+    wall_ = wall;
+  }
+
+  /// The ground (y = 0) and the wall the spring is tied to, the spring to the centre (u, r), the disk (its turning
+  /// is not a state: drawn unturned), the contact below the centre with the friction force along +u and the normal
+  /// force m g (in units of mu m g: 1/mu). Lengths in m (physical) or in U.
+  const Scene& scene() const override { return scene_; }
+  void scene_values(double, const double* x, const double* y, int, double* v) const override {
+    const double r = scene_.drawables[3].radius, u = s_.length * x[kX];
+    SceneValues(v)
+        .point(wall_, 0).point(-wall_ + 4 * r, 0)
+        .point(wall_, 0).point(wall_, 2 * r)
+        .spring(wall_, r, u - r, r, 0.25 * r)
+        .planar_pose(u, r, 0)
+        .point(u, 0).point(y[friction_], s_.force / p_.friction_coefficient);
   }
 
   std::string model_name() const override { return "rolling_disk"; }
@@ -294,6 +323,8 @@ class DiskSystem final : public FilippovSystem, public ExactSystem {
   Params p_;
   Scales s_;
   double q0_[3];
+  Scene scene_;
+  double wall_ = 0;
   /// The signals of each unit system, built once and shared by every system (a sweep builds one per point).
   static const Signals& disk_states(bool physical) {
     static const auto make = [](bool phys) {
@@ -314,6 +345,7 @@ class DiskSystem final : public FilippovSystem, public ExactSystem {
 
   const Signals& states_;
   const Outputs& outputs_;
+  std::size_t friction_;
 };
 
 // ---- scenario keys --------------------------------------------------------------------------------------

@@ -13,6 +13,20 @@ namespace {
 
 enum Q : std::size_t { kTheta1 = 0, kS = 1, kD = 2, kTheta2 = 3, kN = 4 };
 
+/// The unit normal from the table to the wheel's centre (s, d), in the table's frame: (0, sign d) over a face
+/// (|s| <= l/2), else from the nearer corner. The gap's gradient in (s, d); the slip's is its tangent (n_y, -n_x).
+void table_normal(const Params& p, double s, double d, double* n) {
+  const double half = 0.5 * p.table_length;
+  if (std::abs(s) <= half) {
+    n[0] = 0;
+    n[1] = d >= 0 ? 1.0 : -1.0;
+    return;
+  }
+  const double a = s - (s > 0 ? half : -half), rho = std::hypot(a, d);
+  n[0] = a / rho;
+  n[1] = d / rho;
+}
+
 /// The contact's geometry at (q, q'): the gap, its gradient and curvature term, the slip, its gradient and
 /// rate term (ContactTerms without the coefficients). On the top or bottom face (|s| <= l/2) the gap is |d| - r;
 /// beyond the face the distance to the nearer corner minus r (the two meet with equal value and slope).
@@ -23,12 +37,16 @@ void geometry(const Params& p, const double* x, ContactTerms& c) {
   std::fill(c.Wt.begin(), c.Wt.end(), 0.0);
   c.Wt[kTheta1] = -r;
   c.Wt[kTheta2] = r;
+  double n[2];
+  table_normal(p, s, d, n);
+  c.Wn[kS] = n[0];
+  c.Wn[kD] = n[1];
+  c.Wt[kS] = n[1];
+  c.Wt[kD] = -n[0];
   if (std::abs(s) <= half) {
-    const double side = d >= 0 ? 1.0 : -1.0;
+    const double side = n[1];
     c.gap = std::abs(d) - r;
-    c.Wn[kD] = side;
     c.gap_bias = 0;
-    c.Wt[kS] = side;
     c.slip = side * sd + r * (x[kN + kTheta2] - x[kN + kTheta1]);
     c.slip_bias = 0;
     return;
@@ -36,11 +54,7 @@ void geometry(const Params& p, const double* x, ContactTerms& c) {
   const double a = s - (s > 0 ? half : -half), rho = std::hypot(a, d);
   const double along = a * sd + d * dd, across = d * sd - a * dd;  // rho rho', rho^2 psi'
   c.gap = rho - r;
-  c.Wn[kS] = a / rho;
-  c.Wn[kD] = d / rho;
   c.gap_bias = across * across / (rho * rho * rho);
-  c.Wt[kS] = d / rho;
-  c.Wt[kD] = -a / rho;
   c.slip = across / rho + r * (x[kN + kTheta2] - x[kN + kTheta1]);
   c.slip_bias = -along * across / (rho * rho * rho);
 }
@@ -85,13 +99,33 @@ const std::vector<ModelOutput>& model_outputs() {
   return v;
 }
 
-class TableContactSystem final : public ContactEngine {
+class TableContactSystem final : public ContactEngine, public SceneSystem {
  public:
-  TableContactSystem(const Params& p, const ContactOptions& o, std::vector<double> x0) : p_(p), o_(o) {
+  TableContactSystem(const Params& p, const ContactOptions& o, std::vector<double> x0)
+      : p_(p), o_(o), scene_(table_scene(p)) {
     Signals user;
     for (const auto& m : model_outputs()) user.push_back(m.signal);
     configure(kN, {{"table", true, p.friction_coefficient.has_value()}}, base_states(), std::move(x0), user,
               {{"table_edge", -1, o.stop_at_edge}}, o.settings);
+    normal_ = signal_index(outputs(), "normal_force_table", "the table's scene");
+    tangential_ = signal_index(outputs(), "tangential_force_table", "the table's scene");
+  }
+
+  const Scene& scene() const override { return scene_; }
+  /// The contact point is the wheel's point nearest the table (on a face, or at the nearer corner), its force N along
+  /// the gap's gradient and T along the slip's (table_normal()), turned into the world; NaN while the contact is open.
+  void scene_values(double, const double* x, const double* y, int mode, double* v) const override {
+    const double th = x[kTheta1], c = std::cos(th), sn = std::sin(th), r = p_.wheel_radius;
+    double n[2];
+    table_normal(p_, x[kS], x[kD], n);
+    const bool open = contact_mode(mode, 0) == kOpen;
+    const double fn = open ? NAN : y[normal_], ft = open ? NAN : y[tangential_];
+    const double local[2] = {x[kS] - r * n[0], x[kD] - r * n[1]};  // the wheel's point nearest the table
+    const double force_local[2] = {fn * n[0] + ft * n[1], fn * n[1] - ft * n[0]};  // tangent (n_y, -n_x)
+    const double wheel[2] = {centre_x(p_, x), centre_y(p_, x)};
+    const double contact[2] = {open ? NAN : local[0] * c - local[1] * sn, open ? NAN : local[0] * sn + local[1] * c};
+    const double force[2] = {force_local[0] * c - force_local[1] * sn, force_local[0] * sn + force_local[1] * c};
+    table_scene_values(p_, th, wheel, x[kTheta2], contact, force, v);
   }
   std::string model_name() const override { return "tipping_table"; }
 
@@ -157,6 +191,8 @@ class TableContactSystem final : public ContactEngine {
  private:
   Params p_;
   ContactOptions o_;
+  Scene scene_;
+  std::size_t normal_ = 0, tangential_ = 0;
 };
 
 }  // namespace

@@ -77,10 +77,14 @@ class DaeSummarizer final : public Summarizer {
   double max_n_ = 0, max_r_ = 0;
 };
 
-class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel>, public WitnessSystem {
+class TableDaeSystem final : public mechanics::ConstrainedSystem<BodyModel>,
+                             public WitnessSystem,
+                             public RollingTableScene {
  public:
   TableDaeSystem(const Params& p, const double* x0, const EventActions& a, const DaeOptions& o)
-      : ConstrainedSystem(BodyModel{p}, o.stabilization_rate), a_(a) {
+      : ConstrainedSystem(BodyModel{p}, o.stabilization_rate),
+        RollingTableScene(p, dae_state_signals(), dae_outputs().signals()),
+        a_(a) {
     std::copy(x0, x0 + kStates, x0_minimal_);
     body_state(p, o, x0, x0_);
     witnesses_.push_back({"table_edge", -1, a.stop_at_edge});

@@ -324,9 +324,10 @@ class TableSummarizer final : public Summarizer {
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
 };
 
-class TableSystem final : public OdeSystem, public WitnessSystem, public Linearizable {
+class TableSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public RollingTableScene {
  public:
-  TableSystem(const Params& p, const double* x0, const EventActions& a) : p_(p), a_(a) {
+  TableSystem(const Params& p, const double* x0, const EventActions& a)
+      : RollingTableScene(p, state_signals(), tipping_table::outputs().signals()), p_(p), a_(a) {
     std::copy(x0, x0 + kStates, x0_);
     witnesses_.push_back({"table_edge", -1, a.stop_at_edge});
     witnesses_.push_back({"lift_off", -1, a.stop_at_lift_off});

@@ -18,6 +18,7 @@ namespace rollsim {
 struct OutputOptions {
   std::string file;        ///< the result file; empty: the scenario's name with .h5, in the working directory
   bool warn_size = true;   ///< warn before a run whose result would exceed 1 GiB
+  bool scene = true;       ///< write the model's drawables per sample (/scene, docs/scene.md)
   std::string title;       ///< for plots and reports; the loader derives it from the file name when not given
 };
 
@@ -26,7 +27,7 @@ struct OutputOptions {
 const Parameters<SolverOptions>& solver_parameters();
 /// simulation.t_end, simulation.output_dt and the solver's keys, bound to SimulationOptions.
 const Parameters<SimulationOptions>& simulation_parameters();
-/// output.file, output.warn_size and title, bound to OutputOptions.
+/// output.file, output.warn_size, output.scene and title, bound to OutputOptions.
 const Parameters<OutputOptions>& output_parameters();
 
 /// The forms a model with more than one may be integrated in: its minimal coordinates (an ODE), body coordinates

@@ -41,6 +41,8 @@ void write_attr(hid_t obj, const std::string& name, double v);
 void write_attr(hid_t obj, const std::string& name, long long v);
 void write_attr(hid_t obj, const std::string& name, const std::string& v);
 void write_attr(hid_t obj, const std::string& name, const char* v);
+/// A 1-D array of doubles.
+void write_attr(hid_t obj, const std::string& name, const std::vector<double>& v);
 
 /// A fixed 1-D double dataset with unit and description attributes.
 void write_vector(hid_t parent, const std::string& name, const std::vector<double>& v, const std::string& unit = "",
@@ -61,12 +63,14 @@ void describe(hid_t ds, const std::string& unit, const std::string& description)
 
 /// The filters of a growing dataset: none, deflate, or HDF5's byte shuffle then deflate (level 1 either way).
 enum class Filter { None, Deflate, ShuffleDeflate };
-/// A 1-D dataset of `type` that grows: chunked by `chunk` rows and filtered (not variable-length strings, which
+/// A dataset of `type` that grows by rows: chunked by `chunk` rows and filtered (not variable-length strings, which
 /// live in the global heap), with no chunk cache (rows are written once, in blocks); rows never written read as
-/// `*fill` (a value of `type`), when given.
+/// `*fill` (a value of `type`), when given. A row is one value, or an array of `row_shape` (up to 2 dimensions:
+/// the dataset's shape is rows x row_shape).
 Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::size_t chunk, Filter filter,
-                      const void* fill = nullptr);
-/// Write `n` rows of `mem_type` from `data` at row `first` of a growing dataset, growing it to first + n rows.
+                      const void* fill = nullptr, const std::vector<std::size_t>& row_shape = {});
+/// Write `n` rows of `mem_type` from `data` (whole rows, row-major) at row `first` of a growing dataset, growing it
+/// to first + n rows.
 void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name);
 
 /// Reading back (tests, the sweep merger).
@@ -77,6 +81,8 @@ std::vector<std::string> read_strings(hid_t parent, const std::string& name);
 /// A 1-D integer dataset.
 std::vector<long long> read_ints(hid_t parent, const std::string& name);
 double read_attr_double(hid_t obj, const std::string& name);
+/// A numeric attribute as doubles (a scalar gives one).
+std::vector<double> read_attr_doubles(hid_t obj, const std::string& name);
 
 /// The element type of a growing column.
 enum class ColumnType { Float64, Int8, Int32, String };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rollsim/io/hdf5.hpp"
+#include "rollsim/io/scene_writer.hpp"
 #include "rollsim/solve/observer.hpp"
 
 namespace rollsim {
@@ -48,12 +49,12 @@ class ResultFile {
   bool has_data_ = false;
 };
 
-/// Writes /trajectory, /events, /summary and /solver of one run into a result file. An /events row holds the
-/// time, the modes before and after, the state and the outputs after the event, the model's extra values and
-/// the kind.
+/// Writes /trajectory, /events, /summary and /solver of one run into a result file, and /scene when the system can
+/// be drawn (SceneSystem) and `scene` is set (output.scene). An /events row holds the time, the modes before and
+/// after, the state and the outputs after the event, the model's extra values and the kind.
 class TrajectoryWriter final : public Observer {
  public:
-  explicit TrajectoryWriter(ResultFile& file) : file_(file) {}
+  explicit TrajectoryWriter(ResultFile& file, bool scene = true) : file_(file), write_scene_(scene) {}
   void on_start(const RunInfo& info) override;
   void on_sample(double t, const double* x, const double* y, int mode) override;
   void on_event(const EventRecord& ev) override;
@@ -64,7 +65,9 @@ class TrajectoryWriter final : public Observer {
  private:
   ResultFile& file_;
   const HybridSystem* sys_ = nullptr;
+  bool write_scene_;
   std::unique_ptr<h5::Table> traj_, events_;
+  std::unique_ptr<SceneWriter> scene_;
   std::vector<double> row_, event_row_;
   /// The modes the run was in at a sample or an event: each gets its name (HybridSystem::mode_name) as the
   /// attribute `mode_name_M` of /trajectory/mode when the run ends, so that a reader names them as the program does.

@@ -21,13 +21,15 @@
 ///         template <class S> static Ctx<S> context(const Params&, const S* x, const S* u);
 ///         template <class S> static void rhs(const Params&, const S* x, const S* u, S* xdot);
 ///         static std::vector<std::string> default_linear_outputs();
+///         static Scene scene(const Params&);                          // how it looks (hybrid/scene.hpp)
+///         static void scene_values(const Params&, const double* x, double* v);  // one sample of it
 ///         // optional:
 ///         static void start(const Params&, const Initial&, double* x);  // the state at the start (default: Initial)
 ///         static bool energy_ledger(const Params&, const double* x, EnergyLedger& e);  // the self-audit's ledger
 ///       };
 ///
-///   From it come the runnable system (an OdeSystem and Linearizable: rhs, outputs, rhs_ad, signals_ad, inputs,
-///   degrees of freedom, default outputs), its schema (model_keys with the linear analyses' keys) and its
+///   From it come the runnable system (an OdeSystem, Linearizable and a SceneSystem: rhs, outputs, rhs_ad,
+///   signals_ad, inputs, degrees of freedom, default outputs, the scene), its schema (model_keys with the linear analyses' keys) and its
 ///   ModelEntry. The model's file then holds the physics and `ModelEntry model_entry() { return
 ///   SmoothModel<M>::entry(); }`, and the registry one line, `X(ns)` in ROLLSIM_MODELS (src/app/registry.cpp).
 #include <algorithm>
@@ -40,6 +42,7 @@
 #include "rollsim/analysis/linear_model.hpp"
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/analysis/simulation_keys.hpp"
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
 #include "rollsim/scenario/parameters.hpp"
@@ -80,9 +83,9 @@ class SmoothModel {
   using Initial = typename M::Initial;
 
   /// The runnable system: x' = M::rhs(p, x, u) with u = M::input_values(p), started at M::start.
-  class System final : public OdeSystem, public Linearizable {
+  class System final : public OdeSystem, public Linearizable, public SceneSystem {
    public:
-    System(const Params& p, const Initial& initial) : p_(p), u_(M::input_values(p)) {
+    System(const Params& p, const Initial& initial) : p_(p), u_(M::input_values(p)), scene_(M::scene(p)) {
       if constexpr (requires(double* x) { M::start(p, initial, x); }) {
         M::start(p, initial, x0_);
       } else {
@@ -102,6 +105,10 @@ class SmoothModel {
       if constexpr (requires { M::energy_ledger(p_, x, e); }) return M::energy_ledger(p_, x, e);
       else return false;
     }
+    const Scene& scene() const override { return scene_; }
+    void scene_values(double, const double* x, const double*, int, double* v) const override {
+      M::scene_values(p_, x, v);
+    }
 
     // Linearizable: the same templated equations with AD scalars.
     const Signals& inputs() const override { return M::inputs(); }
@@ -117,6 +124,7 @@ class SmoothModel {
    private:
     Params p_;
     std::vector<double> u_;
+    Scene scene_;
     double x0_[M::kStates];
   };
 

@@ -186,15 +186,20 @@ inline void contact_forces(const Params& p, const double* x, double tau, double&
   tangential = last_t;
 }
 
+/// The centre p = s e1 + r e2 of a wheel of radius r touching the table at s, with e1 = (c, sn), e2 = (-sn, c) for the
+/// table at c = cos theta1, sn = sin theta1 [m].
+template <class S>
+void centre_at(double r, const S& s, const S& c, const S& sn, S& px, S& py) {
+  px = s * c - r * sn;
+  py = s * sn + r * c;
+}
+
 /// Position of the wheel centre in the fixed frame (x right, y up) [m], origin at the pivot.
 template <class S>
 void wheel_centre(const Params& p, const S* x, S& px, S& py) {
   S c, sn;
   cos_sin(x[0], c, sn);
-  const S s = contact_position(p, x);
-  const double r = p.wheel_radius;
-  px = s * c - r * sn;
-  py = s * sn + r * c;
+  centre_at(p.wheel_radius, contact_position(p, x), c, sn, px, py);
 }
 
 }  // namespace rollsim::tipping_table

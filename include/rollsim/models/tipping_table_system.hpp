@@ -3,9 +3,11 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "rollsim/analysis/linearizable.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/model_entry.hpp"
 #include "rollsim/models/tipping_table.hpp"
@@ -72,6 +74,32 @@ std::unique_ptr<Summarizer> make_table_summarizer(const Params& p, const std::ar
 
 /// The conserved quantity T + V - tau theta1 [J] (the torque's work is counted).
 double energy_with_input(const Params& p, const double* x);
+
+/// The table's drawing (docs/scene.md), every formulation's: the hinge's stand (ground), the table top (a box whose
+/// top face is the line the wheel rolls on, through the hinge: the table's frame e1 = (cos theta1, sin theta1),
+/// e2 = (-sin theta1, cos theta1)), the wheel (a disk turned by theta2, its marked radius along e1 at theta2 = 0)
+/// and the contact with its force on the wheel. World x right, y up, origin at the hinge.
+Scene table_scene(const Params& p);
+/// One sample of table_scene: the table angle, the wheel's centre and absolute rotation, the contact point and the
+/// contact force on the wheel (world coordinates; NaN where there is no contact).
+void table_scene_values(const Params& p, double theta1, const double* wheel, double theta2, const double* contact,
+                        const double* force, double* v);
+
+/// The drawing of a formulation that keeps the wheel on the table (the ODE and the DAE), from its states theta1,
+/// theta2 (and wheel_x, wheel_y where it has them, else the centre s e1 + r e2 of docs/equations.md §1) and its
+/// outputs contact_position s, normal_force N and tangential_force T_c: the contact at s e1, the force T_c e1 + N e2.
+class RollingTableScene : public SceneSystem {
+ public:
+  RollingTableScene(const Params& p, const Signals& states, const Signals& outputs);
+  const Scene& scene() const override { return scene_; }
+  void scene_values(double t, const double* x, const double* y, int mode, double* v) const override;
+
+ private:
+  Params p_;
+  Scene scene_;
+  std::size_t theta1_, theta2_, s_, normal_, tangential_;
+  std::optional<std::size_t> wheel_x_, wheel_y_;
+};
 
 ModelEntry model_entry();
 

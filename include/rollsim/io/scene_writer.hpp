@@ -1,0 +1,43 @@
+#pragma once
+/// \file The /scene group of a run's result file (docs/scene.md): the attributes of the model's scene, one subgroup
+/// per drawable, and each sample's values as rows in step with /trajectory, buffered in blocks like its columns.
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "rollsim/hybrid/scene.hpp"
+#include "rollsim/io/hdf5.hpp"
+
+namespace rollsim {
+
+class SceneWriter {
+ public:
+  /// Creates /scene under `root` for the scene of `system` (which must not be empty), `block` rows per write.
+  SceneWriter(hid_t root, const SceneSystem& system, std::size_t block);
+  SceneWriter(const SceneWriter&) = delete;
+  SceneWriter& operator=(const SceneWriter&) = delete;
+  ~SceneWriter();
+  /// One sample (the same as /trajectory's row): no allocation.
+  void append(double t, const double* x, const double* y, int mode);
+  /// Write the buffered rows and the extent so far. Throws IoError.
+  void flush();
+
+ private:
+  /// A dataset of one drawable: the columns [offset, offset + width) of a sample's values; one row when fixed.
+  struct Dataset {
+    h5::Handle handle;
+    std::size_t offset, width;
+    bool fixed;
+  };
+  void include(const double* point, double reach);
+
+  const SceneSystem& system_;
+  const Scene& scene_;
+  h5::Handle group_;
+  std::vector<Dataset> datasets_;
+  std::vector<double> buffer_, column_;
+  std::size_t size_, block_, buffered_ = 0, rows_ = 0;
+  std::array<double, 6> extent_;
+};
+
+}  // namespace rollsim
