@@ -485,6 +485,15 @@ class BadInputTest(FixtureCase):
                            os.path.join(self.tmp, "y.mp4"))
 
 
+class OutputNameTest(FixtureCase):
+    def test_without_suffix_a_page(self):
+        p = run(ANIMATE, self.planar, "-o", os.path.join(self.tmp, "page"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.strip(), f"animate: wrote {os.path.join(self.tmp, 'page.html')}")
+        with open(os.path.join(self.tmp, "page.html"), encoding="utf-8") as f:
+            self.assertTrue(f.read().startswith("<!DOCTYPE html>"))
+
+
 class SnapshotTest(FixtureCase):
 
     def test_bob_at_each_instant(self):

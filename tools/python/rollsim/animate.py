@@ -294,7 +294,7 @@ def main(argv=None) -> int:
     """tools/animate RESULT.h5 [-o OUT.html|OUT.mp4|OUT.gif]... [--fps N] [--speed X] [--point N]
 
     Writes the animation page (OUT.html) and/or a video (OUT.mp4, OUT.gif) of a run's /scene; -o may be given
-    several times; without -o, RESULT.html next to the input.  --fps: the video's frames per second (default
+    several times (OUT without a suffix: OUT.html); without -o, RESULT.html next to the input.  --fps: the video's frames per second (default
     25); --speed: seconds of simulated time per second of video (default 1, real time).  --point N: point N of
     a sweep's file, run again with the program ($ROLLSIM_BINARY, else build/rollsim).  Exit status 2 for bad
     input (no such file, no /scene, a point out of range, an output folder that does not exist, an unknown
@@ -303,15 +303,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="animate", description="Animate a rollsim result file (its /scene).")
     ap.add_argument("file", help="rollsim result file (.h5), or a sweep's file with --point")
     ap.add_argument("-o", "--output", action="append", metavar="OUT",
-                    help="OUT.html (the page), OUT.mp4 or OUT.gif (a video); may be repeated "
-                         "(default: FILE.html)")
+                    help="OUT.html (the page; OUT without a suffix too), OUT.mp4 or OUT.gif (a video); may be "
+                         "repeated (default: FILE.html)")
     ap.add_argument("--fps", type=float, default=DEFAULT_FPS, help=f"video frames per second (default {DEFAULT_FPS})")
     ap.add_argument("--speed", type=float, default=DEFAULT_SPEED,
                     help="seconds of simulated time per second of video (default 1: real time)")
     ap.add_argument("--point", type=int, metavar="N", help="animate point N of a sweep's file (run again)")
     ap.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     args = ap.parse_args(argv)
-    outs = args.output or [os.path.splitext(args.file)[0] + ".html"]
+    outs = [o if os.path.splitext(o)[1] else o + ".html" for o in args.output or [os.path.splitext(args.file)[0]]]
     try:
         for out in outs:  # every output checked before any work
             _check_output(out, (".html", ".htm") + VIDEO_SUFFIXES)
