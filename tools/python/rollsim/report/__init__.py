@@ -43,6 +43,7 @@ STANDARD_SET = [
     "carriage_pendulum.toml",
     "user_tipping_table.toml",
     "bouncing_ball.toml",
+    "rimless_wheel.toml",
     "rolling_coin.toml",
     "bicycle_meijaard.toml",
     "sliding_sphere.toml",

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import contacts, plot
 from .animation import animation_link
-from .impacts import add_ball_closed_form
+from .impacts import add_ball_closed_form, add_rimless_closed_form
 from .energy import ENERGY_DRIFT_FACTOR
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
 from .page import count, fmt, png, table_html
@@ -18,7 +18,7 @@ LEDGER_ROUNDING = 1e-12      # sums of the file's own numbers agree to this, rel
 TABLE_DIGITS = 10            # significant digits of the printed numbers
 MAX_PHASE_ROWS = 400         # longer phase tables are cut (the count says so)
 # Scenarios whose runs the report also checks against a closed form (by file name).
-CLOSED_FORMS = {"bouncing_ball.toml": add_ball_closed_form}
+CLOSED_FORMS = {"bouncing_ball.toml": add_ball_closed_form, "rimless_wheel.toml": add_rimless_closed_form}
 
 
 def is_contact_scenario(doc: dict) -> bool:

@@ -145,3 +145,72 @@ def add_ball_closed_form(sec: Section, r):
     sec.figures.insert(0, ("The ball's height over the closed form's impact times and apexes (left); the errors of "
                         "the impact times, rebound speeds and apex heights (right)", png(fig)))
 
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The rimless wheel (`scenarios/rimless_wheel.toml`; T. McGeer, "Passive dynamic walking", Int. J. Robotics
+# Research 9(2):62-82, 1990): N spokes of length l at 2 alpha = 2 pi/N around a hub of mass M and inertia
+# I = eps M l^2, on a slope gamma, restitution 0. A step (stance from phi = -alpha to +alpha) gives
+# theta'-^2 = theta'+^2 + K, K = 4 (g/l) sin(alpha) sin(gamma)/(1 + eps); the impact conserves the angular momentum
+# about the new tip: theta'+ = c theta'-, c = (cos 2 alpha + eps)/(1 + eps), and takes (1 - c^2) of the kinetic
+# energy. The step-to-step map theta'+^2 -> c^2 (theta'+^2 + K) has the fixed point c sqrt(K/(1 - c^2)).
+
+RIMLESS_FACTOR = 100.0     # each post-impact rate and loss to 100 rtol, relative
+
+
+def rimless_checks(r) -> tuple:
+    M, I, l, g, gamma = (float(r.param(f"parameters.{k}")) for k in ("M", "I", "l", "g", "gamma"))
+    n_spokes = sum(1 for k in r.resolved if k.startswith("contacts.") and k.endswith(".gap"))
+    rt = float(r.solver.get("rtol", 1e-10))
+    alpha, eps = math.pi / n_spokes, I / (M * l**2)
+    K = 4 * g / l * math.sin(alpha) * math.sin(gamma) / (1 + eps)
+    c = (math.cos(2 * alpha) + eps) / (1 + eps)
+    fixed = c * math.sqrt(K / (1 - c**2))
+    ev = r.events
+    hit = np.asarray(ev.get("kind", []), str) == "impact"
+    w = np.asarray(ev["der_theta"], float)[hit]
+    tr = r.trajectory
+    # The first step from the start: spoke 0 along the normal (phi = 0) to phi = alpha, the hub dropping
+    # l (cos gamma - cos(alpha + gamma)).
+    w0, th0 = float(tr["der_theta"][0]), float(tr["theta"][0])
+    first = c * math.sqrt(w0**2 + 2 * g / l * (math.cos(th0 + gamma) - math.cos(alpha + gamma)) / (1 + eps))
+    pred = np.concatenate(([first], c * np.sqrt(w[:-1] ** 2 + K))) if w.size else np.array([])
+    d_map = float(np.max(np.abs(w - pred) / pred)) if w.size else math.nan
+    loss = np.asarray(ev["kinetic_energy_loss"], float)[hit]
+    before = np.asarray(ev["kinetic_energy"], float)[hit] + loss
+    d_loss = float(np.max(np.abs(loss - (1 - c**2) * before) / before)) if w.size else math.nan
+    # |w_n^2 - fixed^2| = c^(2(n-1)) |w_1^2 - fixed^2| exactly on the map
+    bound = c ** (2 * (w.size - 1)) * abs(first**2 - fixed**2) / (2 * fixed**2) + RIMLESS_FACTOR * rt if w.size else 0
+    d_fix = abs(w[-1] - fixed) / fixed if w.size else math.nan
+    tol = RIMLESS_FACTOR * rt
+    checks = [Check(f"post-impact rates of all {w.size} impacts: the first from the start, each next by the "
+                    "step-to-step map θ'+² → c² (θ'+² + K)", f"relative ≤ {RIMLESS_FACTOR:g} rtol = {fmt(tol)}",
+                    f"largest {fmt(d_map, 3)}", w.size > 1 and d_map <= tol),
+              Check("kinetic energy lost at each impact: (1 − c²) of the energy before it",
+                    f"relative ≤ {RIMLESS_FACTOR:g} rtol = {fmt(tol)}", f"largest {fmt(d_loss, 3)}",
+                    w.size > 1 and d_loss <= tol),
+              Check("the gait's fixed point c √(K / (1 − c²)) (McGeer 1990, with the hub's inertia)",
+                    f"|θ'+ − θ*| / θ* of the last impact ≤ the map's c<sup>2(n−1)</sup> |θ'1² − θ*²| / (2 θ*²) + "
+                    f"{RIMLESS_FACTOR:g} rtol = {fmt(bound, 3)}",
+                    f"θ* = {fixed:.10g} rad/s, last θ'+ = {w[-1]:.10g} rad/s: {fmt(d_fix, 3)}" if w.size else "no impact",
+                    w.size > 1 and d_fix <= bound)]
+    return checks, w, pred, fixed
+
+
+def add_rimless_closed_form(sec: Section, r):
+    checks, w, pred, fixed = rimless_checks(r)
+    sec.checks += checks
+    if not w.size:
+        return
+    fig = Figure(figsize=(11.4, 3.6), layout="constrained")
+    a0, a1 = fig.subplots(1, 2)
+    n = np.arange(1, w.size + 1)
+    a0.plot(n, pred, "o", color="0.6", markersize=8, label="closed form (step-to-step map)")
+    a0.plot(n, w, "x", color="k", label="rollsim")
+    a0.axhline(fixed, color="tab:green", linestyle="--", linewidth=0.9, label="fixed point c √(K/(1 − c²))")
+    finish_axes(a0, "impact n", "θ' just after the impact [rad/s]", "Post-impact rates", {"loc": "lower right"})
+    a1.semilogy(n, np.maximum(np.abs(w - pred) / pred, 1e-18), "o", markersize=3, label="against the map")
+    a1.semilogy(n, np.maximum(np.abs(w - fixed) / fixed, 1e-18), "s", markersize=3, label="against the fixed point")
+    finish_axes(a1, "impact n", "relative difference", "Post-impact rates against the closed form", {}, which="both")
+    sec.figures.insert(0, ("The post-impact rates over the step-to-step map and its fixed point (left); their relative "
+                           "differences (right)", png(fig)))
