@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import plot
+from . import runs
 from .animation import first_animation
 from .linear import IFTOMM_ERROR_TOL, eigenvalues, iftomm_eigenvalues, l2_error, pair_nearest
 from .model import Check, Run, Runner, Section, failed_run_check, load_result
@@ -26,6 +27,8 @@ TWIN_EIGEN_TOL = 1e-12  # eigenvalues of the two linearisations, l2 distance [ra
 
 def plan_user_table(runner: Runner, scen: str, name: str):
     twin = os.path.join(os.path.dirname(scen), "tipping_table.toml")
+    if not os.path.exists(twin):  # no twin beside it: a run like any other
+        return runs.plan_other(runner, scen, name)
     run = runner.prepare(f"run {name}", ["run", scen, "-q"], os.path.join(runner.workdir, f"{name}.h5"))
     ref = runner.prepare(f"run {name} twin", ["run", twin, "-q"], os.path.join(runner.workdir, f"{name}-twin.h5"))
     lin = runner.prepare(f"linearize {name}", ["linearize", scen, "--set", "initial.theta1=0"],
