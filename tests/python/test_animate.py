@@ -286,7 +286,10 @@ class PageTest(FixtureCase):
         self.assertGreater(int(arrow.sum()), 50, "no arrow drawn with the checkbox on")
         ys, xs = np.nonzero(green(on))
         far = np.argmax(np.hypot(xs + 0.5 - base[0], ys + 0.5 - base[1]))
-        self.assertLess(np.hypot(xs[far] + 0.5 - tip[0], ys[far] + 0.5 - tip[1]), 4.0, "the arrow's tip is off")
+        tip_error = float(np.hypot(xs[far] + 0.5 - tip[0], ys[far] + 0.5 - tip[1]))
+        print(f"\nforce arrow's tip at t = {t} s: {tip_error:.2f} px from the file's force", file=sys.stderr)
+        # the cone narrows below a pixel over its last few pixels, whose blend with the background the colour test drops
+        self.assertLess(tip_error, 4.0, "the arrow's tip is off")
         after, _ = self.show(self.rolling_html, fx.LIFT_OFF + 0.1, forces=True, shot="after.png")
         self.assertEqual(int(green(after).sum()), 0, "the contact is drawn after lift-off (NaN in the file)")
 
