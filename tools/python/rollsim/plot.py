@@ -30,6 +30,8 @@ Views (each chosen by what the file holds, never by the model's name):
              them (rollsim sweep --trajectories)
   growth     predicted vs measured growth, relative error with the file's
              integration-error floor
+  snapshot   (asked for: --view snapshot) the mechanism of the file's /scene
+             at chosen instants on one figure, the older ones fainter
 
 A run's events are listed once per figure, in an event strip above its time
 panels (a row per kind with its count); the panels draw them as faint lines
@@ -1297,7 +1299,8 @@ def snapshot_times(r, at=None, count=None) -> list:
 
 def snapshot_panels(r, instants) -> list:
     """One panel: the scene (rollsim.scene) drawn at each instant, the older ones fainter, the fixed surroundings
-    and the trails once (at the last instant), each instant's time written beside the body that moves most."""
+    and the trails once (at the last instant), a legend of the instants in the colour of the body that moves most.
+    rollsim.scene.SceneError when the file has no /scene."""
     from . import scene as scene_mod
 
     sc = scene_mod.from_result(r)
@@ -1715,7 +1718,10 @@ def main(argv=None):
         try:
             at = [float(x) for x in args.at.split(",") if x.strip()] if args.at is not None else None
             snapshot = snapshot_panels(result, snapshot_times(result, at, args.snapshot))
-        except (ValueError, h5.RollsimFileError) as exc:
+        except h5.RollsimFileError as exc:  # no /scene: the message names the file
+            print(f"plot: error: snapshot: {exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"plot: error: {args.file}: snapshot: {exc}", file=sys.stderr)
             return 2
 
