@@ -1294,7 +1294,9 @@ def snapshot_times(r, at=None, count=None) -> list:
             raise ValueError(f"instant{'s' if len(outside) > 1 else ''} {', '.join(f'{x:g}' for x in outside)} s "
                              f"outside the run ({t[0]:g} to {t[-1]:g} s)")
         return sorted(at)
-    return list(np.linspace(t[0], t[-1], max(int(count or SNAPSHOT_INSTANTS), 1)))
+    if count is not None and count < 1:
+        raise ValueError(f"--snapshot {count}: at least one instant")
+    return list(np.linspace(t[0], t[-1], SNAPSHOT_INSTANTS if count is None else int(count)))
 
 
 def snapshot_panels(r, instants) -> list:
