@@ -1333,7 +1333,7 @@ def _snapshot(ax, sc, instants):
         ax.grid(True, alpha=0.25)
     else:
         ax.set_axis_off()
-    ax.set_title(f"{n} instant{'s' if n > 1 else ''}, {instants[0]:.3g} to {last:.3g} s (older: fainter)")
+    ax.set_title(f"{n} instants, {instants[0]:.3g} to {last:.3g} s (older: fainter)" if n > 1 else f"t = {last:.4g} s")
 
 
 def _most_moving(sc, drawables):
