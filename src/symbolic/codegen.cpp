@@ -63,9 +63,6 @@ struct Piece {
   std::size_t statements = 0;
 };
 
-/// A workspace of up to this many doubles (128 KiB) is on the stack of a kernel in parts, a larger one on the heap.
-constexpr std::size_t kStackWorkspace = 16384;
-
 /// The functions of the kernel `name`(in, out), which computes `statements` (statement k defines temporary k) and
 /// sets out[i] to values[i]. A kernel of at most `part_size` statements is one function. A longer one is written
 /// as parts of `part_size` statements, each its own function (hidden, not inlined) that reads in[] and the
@@ -74,9 +71,11 @@ constexpr std::size_t kStackWorkspace = 16384;
 /// own, written once, by its own part, before any later part runs), the others are locals of their part. Every
 /// statement is the same expression as in the one-function form, so the results are the same doubles; no output
 /// is written before every input is read, as in the one-function form. The driver comes first: it declares its
-/// parts, so that each piece compiles in any translation unit.
+/// parts, so that each piece compiles in any translation unit. A workspace of more than `stack_workspace` doubles
+/// is on the heap.
 std::vector<Piece> write_kernel(const std::string& name, const std::vector<std::string>& statements,
-                                const std::vector<std::string>& values, std::size_t part_size) {
+                                const std::vector<std::string>& values, std::size_t part_size,
+                                std::size_t stack_workspace) {
   const std::size_t n = statements.size();
   const auto local = [](std::size_t k) { return "t" + std::to_string(k); };
   std::ostringstream os;
@@ -107,7 +106,7 @@ std::vector<Piece> write_kernel(const std::string& name, const std::vector<std::
   std::vector<Piece> pieces(1);
   for (std::size_t p = 0; p < parts; ++p) os << part_signature(p) << ";\n";
   os << "extern \"C\" void " << name << "(const double* in, double* out) {\n";
-  const bool heap = slots > kStackWorkspace;
+  const bool heap = slots > stack_workspace;
   os << (heap ? "  double* w = new double[" + std::to_string(slots) + "];\n" : "  double w[" + std::to_string(slots) + "];\n");
   for (std::size_t p = 0; p < parts; ++p) os << "  " << part_name(p) << "(in, w);\n";
   for (std::size_t i = 0; i < values.size(); ++i) os << "  out[" << i << "] = " << with_names(values[i], named) << ";\n";
@@ -271,7 +270,8 @@ class Emitter {
 }  // namespace
 
 std::string SplitOptions::text() const {
-  return "parts of " + std::to_string(part_statements) + " statements, units of " + std::to_string(unit_statements);
+  return "parts of " + std::to_string(part_statements) + " statements, units of " + std::to_string(unit_statements) +
+         ", a workspace of up to " + std::to_string(stack_workspace) + " doubles on the stack";
 }
 
 std::string generate_source(const std::vector<Kernel>& kernels, const std::vector<ex>& inputs,
@@ -286,7 +286,8 @@ std::string generate_source(const std::vector<Kernel>& kernels, const std::vecto
     Emitter emit(index);
     std::vector<std::string> values;
     for (const auto& e : k.outputs) values.push_back(emit(e));
-    for (auto& piece : write_kernel(k.name, emit.statements(), values, std::max<std::size_t>(split.part_statements, 1))) {
+    for (auto& piece : write_kernel(k.name, emit.statements(), values, std::max<std::size_t>(split.part_statements, 1),
+                                    split.stack_workspace)) {
       if (in_unit > 0 && in_unit + piece.statements > split.unit_statements) {
         units.emplace_back();
         in_unit = 0;

@@ -43,6 +43,8 @@ using KernelFunction = void (*)(const double* in, double* out);
 struct SplitOptions {
   std::size_t part_statements = 250;
   std::size_t unit_statements = 2500;
+  /// A kernel in parts keeps a workspace of up to this many doubles (128 KiB) on its stack, a larger one on the heap.
+  std::size_t stack_workspace = 16384;
   std::string text() const;  ///< for the digest
 };
 
