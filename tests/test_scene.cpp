@@ -14,6 +14,7 @@
 #include "rollsim/hybrid/scene.hpp"
 #include "rollsim/io/hdf5.hpp"
 #include "rollsim/io/result_file.hpp"
+#include "bad_input_cases.hpp"
 #include "support.hpp"
 
 using namespace rollsim;
@@ -254,4 +255,90 @@ TEST_CASE("scene: output.scene = false writes no /scene") {
   h5::Handle f = h5::open_file_readonly(out);
   CHECK(h5::exists(f.get(), "trajectory"));
   CHECK_FALSE(h5::exists(f.get(), "scene"));
+}
+
+TEST_CASE("scene: a user model's 3-D body drawn as its contact shape at the scenario's own pose (the rolling coin)") {
+  const SceneRun r = run_with_scene("rolling_coin.toml", kShort);
+  check_file(r, 3);
+  CHECK(r.drawable("ground").kind == "plane");
+  CHECK(r.drawable("ground").fixed);
+  const FileDrawable& coin = r.drawable("coin");
+  CHECK(coin.kind == "disk");
+  // The scenario's expressions: the centre [x + a sin(theta) sin(psi), y - a sin(theta) cos(psi), z + a cos(theta)]
+  // and R = R_Z(psi) R_X(theta) R_Y(phi), the disk's axis the body's y.
+  const double a = 0.05, x = r.last("x"), y = r.last("y"), z = r.last("z"), psi = r.last("psi"), th = r.last("theta"),
+               phi = r.last("phi");
+  const double centre[3] = {x + a * std::sin(th) * std::sin(psi), y - a * std::sin(th) * std::cos(psi), z + a * std::cos(th)};
+  for (std::size_t i = 0; i < 3; ++i) CHECK(r.at_end("coin", "position", i) == doctest::Approx(centre[i]).epsilon(1e-12));
+  const double cz = std::cos(psi), sz = std::sin(psi), cx = std::cos(th), sx = std::sin(th), cy = std::cos(phi), sy = std::sin(phi);
+  const double Rz[9] = {cz, -sz, 0, sz, cz, 0, 0, 0, 1}, Rx[9] = {1, 0, 0, 0, cx, -sx, 0, sx, cx},
+               Ry[9] = {cy, 0, sy, 0, 1, 0, -sy, 0, cy};
+  auto mul = [](const double* A, const double* B, double* C) {
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+  };
+  double RzRx[9], R[9];
+  mul(Rz, Rx, RzRx);
+  mul(RzRx, Ry, R);
+  // The drawn disk's local z is the body's y axis; its marked radius (local x) the body's x axis.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(r.at_end("coin", "rotation", 3 * i + 2) == doctest::Approx(R[3 * i + 1]).scale(1).epsilon(1e-12));
+    CHECK(r.at_end("coin", "rotation", 3 * i) == doctest::Approx(R[3 * i]).scale(1).epsilon(1e-12));
+  }
+  // The extent: the plane's square and the coin's rim above it.
+  CHECK(r.extent[5] >= centre[2]);
+}
+
+TEST_CASE("scene: a planar user model's [[draw]] entries at the expressions' values (the tipping table in the scenario)") {
+  const SceneRun r = run_with_scene("user_tipping_table.toml", kShort);
+  check_file(r, 2);
+  const double rw = 0.25, l = 1.0, t1 = r.last("theta1"), t2 = r.last("theta2"), s = rw * (t1 - t2);
+  const double cx = s * std::cos(t1) - rw * std::sin(t1), cy = s * std::sin(t1) + rw * std::cos(t1);
+  CHECK(r.drawable("wheel").kind == "circle");
+  CHECK(r.drawable("wheel").role == "draw");
+  check_point(r, "wheel", "points", 0, cx, cy);
+  check_point(r, "spoke", "points", 1, cx + rw * std::cos(t2), cy + rw * std::sin(t2));
+  check_point(r, "table", "points", 0, -l / 2 * std::cos(t1), -l / 2 * std::sin(t1));
+}
+
+TEST_CASE("scene: bad [[draw]] entries stop the run with file:line:column, exit 2 and no file") {
+  const std::string base = R"(model = "lagrangian"
+[parameters]
+m = 1.0
+g = 9.81
+[coordinates]
+y = "m"
+[lagrangian]
+kinetic = "1/2*m*der(y)^2"
+potential = "m*g*y"
+[initial]
+y = 1.0
+[simulation]
+t_end = 0.1
+output_dt = 0.01
+
+[[draw]]
+name = "ball"
+kind = "point"
+points = [["0", "y"]]
+)";
+  using test::replace_once;
+  const std::vector<test::BadInputCase> cases{
+      {"unknown symbol", replace_once(base, R"(["0", "y"])", R"(["0", "h"])"), "",
+       "s.toml:19:18: draw.0.points[1] = \"h\": unknown name 'h'"},
+      {"coordinates", replace_once(base, R"(["0", "y"])", R"(["0", "y", "0"])"), "",
+       "s.toml:19:10: draw.0.points: point 1 has 3 coordinates; allowed: 2, [x, y] in a planar scene"},
+      {"kind", replace_once(base, R"(kind = "point")", R"(kind = "arrow")"), "",
+       "s.toml:18:8: draw.0.kind = \"arrow\" is not allowed; allowed values one of \"line\", \"polygon\", \"circle\""},
+      {"colour", replace_once(base, R"(kind = "point")", "kind = \"point\"\ncolor = \"red\""), "",
+       "s.toml:19:9: draw.0.color = \"red\"; allowed: #rrggbb"},
+      {"count", replace_once(base, R"(kind = "point")", R"(kind = "line")"), "",
+       "s.toml:19:10: draw.0.points has 1 points; a line takes 2 or more"},
+      {"radius", replace_once(base, R"(kind = "point")", "kind = \"point\"\nradius = \"-1\""), "",
+       "s.toml:19:10: draw.0.radius = -1 is -1"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    test::check_bad_input(c);
+  }
 }

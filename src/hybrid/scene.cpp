@@ -1,5 +1,6 @@
 #include "rollsim/hybrid/scene.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -36,13 +37,23 @@ std::size_t Drawable::size() const {
   return 3 * points + (normal ? 3 : 0) + (force ? 3 : 0);
 }
 
-double Drawable::reach() const {
-  switch (kind) {
-    case DrawKind::Disk: return std::hypot(radius, 0.5 * thickness);
-    case DrawKind::Box: return std::hypot(half_extents[0], half_extents[1], half_extents[2]);
-    case DrawKind::Plane: return std::hypot(half_size[0], half_size[1]);
-    case DrawKind::Line: return 0.5 * width;
-    default: return radius;
+void Drawable::reach(const double* values, double* out) const {
+  const double* R = values + 3;  // a pose's rotation, row-major
+  for (int i = 0; i < 3; ++i) {
+    switch (kind) {
+      case DrawKind::Disk: {
+        const double along = std::abs(R[3 * i + 2]);  // the axis' component
+        out[i] = radius * std::sqrt(std::max(0.0, 1 - along * along)) + 0.5 * thickness * along;
+        break;
+      }
+      case DrawKind::Box:
+        out[i] = std::abs(R[3 * i]) * half_extents[0] + std::abs(R[3 * i + 1]) * half_extents[1] +
+                 std::abs(R[3 * i + 2]) * half_extents[2];
+        break;
+      case DrawKind::Plane: out[i] = std::abs(R[3 * i]) * half_size[0] + std::abs(R[3 * i + 1]) * half_size[1]; break;
+      case DrawKind::Line: out[i] = 0.5 * width; break;
+      default: out[i] = radius;
+    }
   }
 }
 

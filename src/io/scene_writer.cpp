@@ -85,12 +85,13 @@ SceneWriter::~SceneWriter() {
   }
 }
 
-void SceneWriter::include(const double* point, double reach) {
+void SceneWriter::include(const double* point, const double* reach) {
   const int axes = scene_.dimension == 3 ? 3 : 2;  // a planar scene lies in z = 0
+  for (int a = 0; a < axes; ++a)
+    if (!std::isfinite(point[a]) || !std::isfinite(reach[a])) return;
   for (int a = 0; a < axes; ++a) {
-    if (!std::isfinite(point[a])) return;
-    extent_[2 * a] = std::min(extent_[2 * a], point[a] - reach);
-    extent_[2 * a + 1] = std::max(extent_[2 * a + 1], point[a] + reach);
+    extent_[2 * a] = std::min(extent_[2 * a], point[a] - reach[a]);
+    extent_[2 * a + 1] = std::max(extent_[2 * a + 1], point[a] + reach[a]);
   }
 }
 
@@ -99,7 +100,9 @@ void SceneWriter::append(double t, const double* x, const double* y, int mode) {
   system_.scene_values(t, x, y, mode, v);
   for (const Drawable& d : scene_.drawables) {
     const std::size_t points = has_pose(d.kind) ? 1 : d.points;
-    for (std::size_t k = 0; k < points; ++k) include(v + 3 * k, d.reach());
+    double reach[3];
+    d.reach(v, reach);
+    for (std::size_t k = 0; k < points; ++k) include(v + 3 * k, reach);
     v += d.size();
   }
   if (rows_ == 0 && buffered_ == 0)

@@ -29,7 +29,7 @@ using namespace detail;
 class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
  public:
   SmoothSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()), charts_(c_, x0_.data()) {
+      : UserModel(c), c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()), charts_(c_, x0_.data()) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     for (std::size_t i = 0; i < c_->n; ++i)
@@ -37,7 +37,6 @@ class SmoothSystem final : public OdeSystem, public WitnessSystem, public Linear
                          "generalized force added to Q of " + c_->coordinates[i] + " (0 in a run; a linearisation's input)"});
   }
   std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }
@@ -166,14 +165,13 @@ void SmoothSystem::signals_ad(const AD* x, const AD* u, AD* y) const {
 class ContactSystem final : public FilippovSystem, public UserModel {
  public:
   ContactSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()), charts_(c_, x0_.data()) {
+      : UserModel(c), c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), energy_(list_.signals()), charts_(c_, x0_.data()) {
     states_ = state_signals(*c_);
     add_extra_states(*c_, states_);
     for (int m : {kMinus, kSliding, kPlus}) engine_count_[m + 1] = FilippovSystem::witnesses(m).size();
     d_index_ = signal_index(states_, "dissipated_friction", "user model states");
   }
   std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }

@@ -15,6 +15,9 @@ namespace rollsim::lagrangian::detail {
 
 namespace {
 
+/// A disk's drawn thickness as a fraction of its radius.
+constexpr double kDiskThickness = 0.1;
+
 using kinematics::Frame;
 using kinematics::Mat3;
 using kinematics::Vec3;
@@ -323,7 +326,7 @@ symbolic::LagrangeModel::ConeContact cone_contact(const Reader& rd, const symbol
 }  // namespace
 
 void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<double>& p, const std::vector<double>& q0,
-             const std::vector<std::string>& body_indices, const std::vector<std::string>& rolling_contacts) {
+             const std::vector<std::string>& body_indices, const std::vector<std::string>& rolling_contacts, Compiled& c) {
   const KeyTable& t = keys();
   const Scenario& sc = rd.sc;
   Placements places(rd, m, p, q0);
@@ -368,9 +371,11 @@ void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<dou
     kinematics::add_bodies(m, list, g->second);
   }
   const kinematics::Symbols s = kinematics::Symbols::of(m);
+  std::map<std::string, kinematics::RollingContact> shapes;  // each body's contact shape, the first given
   for (const auto& name : rolling_contacts) {
     RollingContactKeys keys_read;
     const kinematics::RollingContact rc = read_rolling_contact(rd, m, places, bodies, name, keys_read);
+    shapes.emplace(rc.body->name, rc);
     const ex gap = rc.gap();
     const bool embedded = kinematics::vanishes_identically(gap, {rc.body->position[2], rc.radius}, m, p, q0);
     if (keys_read.friction_coefficient) {
@@ -378,6 +383,41 @@ void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<dou
       continue;
     }
     for (auto& row : rc.rows(s, embedded)) m.velocity_constraints.push_back(std::move(row));
+  }
+  if (bodies_3d.empty()) return;
+  Scene& scene = c.scene;
+  scene.dimension = 3;
+  if (!rolling_contacts.empty()) {  // the plane z = 0, 20 times the largest shape's radius each way
+    double reach = 0;
+    for (const auto& [body, rc] : shapes) reach = std::max(reach, 20 * places.at_start(rc.radius));
+    add_drawable(scene, m, draw::ground(draw::plane("ground", {reach, reach}, "#c7c7c7")),
+                 pose_values({0, 0, 0}, kinematics::identity()));
+  }
+  for (const auto& n : bodies_3d) {
+    const kinematics::RigidBody& body = bodies.at(n);
+    const std::string color = body_color(scene.drawables.size());
+    const auto shape = shapes.find(n);
+    if (shape == shapes.end()) {
+      add_drawable(scene, m, draw::point(n, kBodyDot, color), {body.position[0], body.position[1], body.position[2]});
+      continue;
+    }
+    const kinematics::RollingContact& rc = shape->second;
+    const double r = places.at_start(rc.radius);
+    if (rc.shape == kinematics::RollingContact::Shape::Sphere) {
+      add_drawable(scene, m, draw::sphere(n, r, color), pose_values(body.position, body.frame.R));
+      continue;
+    }
+    const std::array<double, 3> axis{places.at_start(rc.axis[0]), places.at_start(rc.axis[1]), places.at_start(rc.axis[2])};
+    const kinematics::Mat3 A = to_local_z(axis);
+    std::ostringstream key;
+    key.precision(17);
+    key << "scene: " << n << " axis " << axis[0] << ' ' << axis[1] << ' ' << axis[2] << '\n';
+    c.scene_key += key.str();
+    kinematics::Mat3 R;
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 3; ++j)
+        R[i][j] = body.frame.R[i][0] * A[0][j] + body.frame.R[i][1] * A[1][j] + body.frame.R[i][2] * A[2][j];
+    add_drawable(scene, m, draw::disk(n, r, kDiskThickness * r, color), pose_values(body.position, R));
   }
 }
 

@@ -93,6 +93,8 @@ void add_body(Build& b, const std::string& name) {
     return r;
   };
   const ex xd = rate(body.x), yd = rate(body.y), wd = rate(body.angle);
+  add_drawable(b.c->scene, m, draw::point(body.name, kBodyDot, body_color(b.c->scene.drawables.size())),
+               {body.x, body.y, 0});
   m.kinetic += GiNaC::numeric(1, 2) * body.mass * (xd * xd + yd * yd) + GiNaC::numeric(1, 2) * body.inertia * wd * wd;
   if (!body.y.is_zero()) {
     auto g = b.rd.names.symbols.find("g");
@@ -201,7 +203,8 @@ void read_expressions(Build& b) {
   std::vector<std::string> rolling;
   for (const auto& name : ordered(b.sc, "contacts", "x"))
     if (is_rolling_contact(b.sc, name)) rolling.push_back(name);
-  read_3d(b.rd, m, b.c->p, q0, b.bodies, rolling);
+  read_3d(b.rd, m, b.c->p, q0, b.bodies, rolling, *b.c);
+  read_draws(b);
 }
 
 std::unique_ptr<HybridSystem> system_at_start(const Build& b) {

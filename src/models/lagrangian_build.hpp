@@ -11,6 +11,7 @@
 #include "rollsim/hybrid/cone_engine.hpp"
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/scenario/scenario.hpp"
+#include "rollsim/kinematics/frames.hpp"
 #include "rollsim/symbolic/lagrange.hpp"
 #include "lagrangian_internal.hpp"
 
@@ -31,6 +32,24 @@ struct Build {
   std::vector<std::string> bodies;                  ///< body names, in the order of their keys
   std::vector<CoordinateTerms> coordinate_terms;    ///< per coordinate: its start and its force
 };
+
+// ---- the scene (lagrangian_scene.cpp) ------------------------------------------------------------------------
+
+/// The colour of the body drawn `index`-th.
+std::string body_color(std::size_t index);
+/// Appends the drawable d to the scene and the expressions of its values (d.size() of them, functions of t, q and
+/// the parameters) to m.scene.
+void add_drawable(Scene& scene, symbolic::LagrangeModel& m, Drawable d, const std::vector<ex>& values);
+/// A pose's values: the position, then the rotation's rows.
+std::vector<ex> pose_values(const kinematics::Vec3& position, const kinematics::Mat3& rotation);
+/// A rotation whose third column is the direction `axis` (the frame of a disk whose axis it is, in the axes `axis`
+/// is given in).
+kinematics::Mat3 to_local_z(const std::array<double, 3>& axis);
+/// The [[draw]] entries, after the bodies (their scene's dimension): each point's coordinates checked against the
+/// dimension, the count of points against the kind, the colour and a constant positive radius.
+void read_draws(Build& b);
+/// A body drawn as a dot at its centre of mass: its radius [m].
+inline constexpr double kBodyDot = 0.02;
 
 // ---- contacts (lagrangian_contacts.cpp) ---------------------------------------------------------------------
 

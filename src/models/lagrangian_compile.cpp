@@ -71,7 +71,7 @@ std::string model_text_key(const Scenario& sc) {
   for (const auto& [k, e] : sc.values) {
     const bool defining = k.rfind("lagrangian.", 0) == 0 || k.rfind("bodies.", 0) == 0 || k.rfind("constraints.", 0) == 0 ||
                           k.rfind("contacts.", 0) == 0 || k.rfind("outputs.", 0) == 0 || k.rfind("events.", 0) == 0 ||
-                          k.rfind("coordinates.", 0) == 0 || k.rfind("points.", 0) == 0;
+                          k.rfind("coordinates.", 0) == 0 || k.rfind("points.", 0) == 0 || k.rfind("draw.", 0) == 0;
     if (defining && std::holds_alternative<std::string>(e.value)) key += k + "=" + std::get<std::string>(e.value) + "\n";
     if (defining && !e.strings.empty()) {  // a list of expressions (a 3-D position, an inertia, a matrix by rows)
       key += k + "=[";
@@ -177,6 +177,7 @@ void load_kernels(Compiled& c) {
   c.outputs = lib.get(KernelNames::outputs);
   c.outputs_jac = lib.get(KernelNames::outputs_jac);
   c.witnesses = lib.get(KernelNames::events);
+  c.scene_values = lib.get(KernelNames::scene);
   if (c.has_contact) c.contact = lib.get(KernelNames::contact);
   if (c.n_contacts) c.contacts = lib.get(KernelNames::contacts);
   if (!c.charts.empty()) c.chart_determinants = lib.get(KernelNames::charts);
@@ -196,6 +197,7 @@ void load_kernels(Compiled& c) {
 /// start: runs in one process (sweep points, growth runs) share them.
 void derive_and_compile(Build& b) {
   std::string model_key = model_text_key(b.sc) + KernelNames::layout + "\n";
+  model_key += b.c->scene_key;
   if (!b.m.velocity_constraints.empty()) model_key += std::string(symbolic::NonholonomicKernels::layout) + "\n";
   const DerivedModel dm = derived_model(model_key, b.m, b.sc);
   b.c->lib = dm.lib;

@@ -20,7 +20,7 @@ using namespace detail;
 class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, public UserModel {
  public:
   ConstrainedUserSystem(std::shared_ptr<const Compiled> c, std::vector<double> x0)
-      : c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), columns_(*c_, list_.signals()),
+      : UserModel(c), c_(std::move(c)), x0_(std::move(x0)), list_(output_list(*c_)), columns_(*c_, list_.signals()),
         charts_(c_, x0_.data()) {
     states_ = state_signals(*c_);
     for (const auto& n : c_->constraint_names)
@@ -30,7 +30,6 @@ class ConstrainedUserSystem final : public DaeSystem, public WitnessSystem, publ
     states_.push_back(ledger_state(LedgerState::WorkConstraints));
   }
   std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return c_->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }

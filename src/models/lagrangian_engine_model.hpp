@@ -16,14 +16,13 @@ template <class Engine>
 class UserEngineModel : public Engine, public UserModel {
  public:
   std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return c_->setup; }
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness, int dir) const override {
     charts_.on_event(witness, t);
     return Engine::on_event(t, x, mode, witness, dir);
   }
 
  protected:
-  UserEngineModel(std::shared_ptr<const Compiled> c, const double* x0) : c_(std::move(c)), charts_(c_, x0) {}
+  UserEngineModel(std::shared_ptr<const Compiled> c, const double* x0) : UserModel(c), c_(std::move(c)), charts_(c_, x0) {}
   /// The model's states (q, q', its extras) for the engine's configure.
   Signals base_states() const {
     Signals base = state_signals(*c_);

@@ -19,6 +19,7 @@
 #include "rollsim/hybrid/contacts.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/hybrid/system.hpp"
 #include "rollsim/models/lagrangian.hpp"
 #include "rollsim/scenario/scenario.hpp"
@@ -60,7 +61,11 @@ struct Compiled {
   KernelFunction dyn = nullptr, jac = nullptr, extra = nullptr, energy = nullptr, contact = nullptr, outputs = nullptr,
                  outputs_jac = nullptr, witnesses = nullptr, contacts = nullptr, dae = nullptr, dae_jac = nullptr, constraints = nullptr,
                  contact_constraints = nullptr, dae_extra = nullptr, dae_extra_jac = nullptr, chart_determinants = nullptr,
-                 cone_contacts = nullptr;
+                 cone_contacts = nullptr, scene_values = nullptr;
+  /// The drawables of the bodies, contact shapes and [[draw]] entries; their values per sample: `scene_values`.
+  Scene scene;
+  /// The numbers the scene's expressions took at the parameters' values (a disk's axis), part of the kernels' key.
+  std::string scene_key;
   std::size_t in_size = 0, in_a = 0, in_p = 0, in_lambda = 0, in_s = 0, in_alpha = 0;
   SetupTimes setup;
 };

@@ -246,6 +246,28 @@ KeyTable make_key_table() {
           with_accelerations),
       row(&OutputKeys::unit, string_key("outputs.{name}.unit", "", {}, "its unit")),
       row(&OutputKeys::description, string_key("outputs.{name}.description", "", {}, "its meaning"))};
+  const Depends drawn = configuration("a drawing's points depend on (t, q) only");
+  t.draws.rows = {
+      row(&DrawKeys::name, string_key("draw.{name}.name", "draw_{name}", {}, "the drawing's name (its /scene subgroup's)")),
+      choice_row(&DrawKeys::kind, string_key("draw.{name}.kind", "", {}, "what is drawn through the points").required(),
+                 std::vector<std::pair<std::string, DrawKind>>{{"line", DrawKind::Line},
+                                                               {"polygon", DrawKind::Polygon},
+                                                               {"circle", DrawKind::Circle},
+                                                               {"point", DrawKind::Point},
+                                                               {"trail", DrawKind::Trail}}),
+      row(&DrawKeys::points, [] {
+            KeySpec k = string_list_key("draw.{name}.points", "the points [[x, y], ...] (t, q): [x, y] in a planar model, "
+                                                              "[x, y, z] with 3-D bodies; a line 2 or more, a polygon 3 or "
+                                                              "more, a circle, point or trail 1")
+                            .required();
+            k.rows = true;
+            return k;
+          }(),
+          drawn),
+      row(&DrawKeys::radius, optional_expression_key("draw.{name}.radius", "none",
+                                                     "a circle's radius, a point's size (parameters only)"),
+          drawn),
+      row(&DrawKeys::color, string_key("draw.{name}.color", "#404040", {}, "its colour, #rrggbb"))};
   t.events.rows = {
       row(&EventKeys::when,
           expression_key("events.{name}.when", "", "the witness (t, q, der(q), der2(q)); the event is where it crosses zero").required(),
@@ -386,7 +408,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
   const bool listing = raw.count("model") == 0;
   auto names = [&](const std::string& section) {
     auto v = names_in(raw, section);
-    if (listing && v.empty()) v.push_back(section == "bodies" || section == "points" ? "N" : "NAME");
+    if (listing && v.empty()) v.push_back(section == "bodies" || section == "points" || section == "draw" ? "N" : "NAME");
     return v;
   };
   const KeyTable& t = keys();
@@ -433,6 +455,7 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
     for (auto& k : nonsmooth_keys()) v.push_back(std::move(k));
   for (const auto& o : names("outputs")) t.outputs.append_keys(o, v);
   for (const auto& e : names("events")) t.events.append_keys(e, v);
+  for (const auto& d : names("draw")) t.draws.append_keys(d, v);
   // Constraints without contacts: the DAE on IDA. With contacts, the contact engine holds the constraints
   // (nonsmooth.stabilization_rate, any solver.method). With a velocity constraint, every constraint is a row of the
   // ODE in independent speeds (docs/nonholonomic.md): any ODE solver.method.

@@ -204,6 +204,13 @@ struct EventKeys {
   int direction = 0;      ///< the crossings that count: 1 rising, -1 falling, 0 both
   bool terminal = false;  ///< the event stops the run
 };
+/// [[draw]]: a drawing of the scene (docs/scene.md) whose points are expressions of (t, q).
+struct DrawKeys {
+  std::string name, color;
+  DrawKind kind = DrawKind::Line;
+  std::vector<ex> points;  ///< by rows, (x, y) in a planar scene, (x, y, z) in a 3-D one
+  std::optional<ex> radius;
+};
 /// The keys of a model with constraints and no contacts (the DAE on IDA).
 struct DaeKeys {
   double stabilization_rate = kDefaultBaumgarte;
@@ -229,6 +236,7 @@ struct KeyTable {
   Rows<ContactKeys> contacts;
   Rows<OutputKeys> outputs;
   Rows<EventKeys> events;
+  Rows<DrawKeys> draws;
   Rows<DaeKeys> dae;
 };
 const KeyTable& keys();
@@ -251,8 +259,10 @@ bool is_rolling_contact(const Scenario& sc, const std::string& name);
 /// Reads the 3-D bodies, [[points]] and rolling contacts (lagrangian_3d.cpp) into m: T3 and V of the bodies, the
 /// Kane-form inertia residual, the charts, and the contacts' velocity rows. `p` holds the parameters' values and
 /// `q0` the coordinates' at the start, for the checks at the start (an orthonormal matrix, a chart not singular, a
-/// positive radius) and the test of an embedded contact.
+/// positive radius) and the test of an embedded contact. With 3-D bodies c's scene becomes 3-D: the plane the
+/// rolling contacts roll on (ground), then each body as its contact shape (a disk or sphere), else a dot at its
+/// centre.
 void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<double>& p, const std::vector<double>& q0,
-             const std::vector<std::string>& bodies, const std::vector<std::string>& rolling_contacts);
+             const std::vector<std::string>& bodies, const std::vector<std::string>& rolling_contacts, Compiled& c);
 
 }  // namespace rollsim::lagrangian::detail

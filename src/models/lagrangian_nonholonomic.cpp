@@ -227,7 +227,7 @@ class NhSummarizer : public Summarizer {
 class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public Linearizable, public UserModel {
  public:
   NonholonomicSystem(Nh s, std::vector<double> x0)
-      : s_(std::move(s)), x0_(std::move(x0)), list_(nh_outputs(s_)), charts_(s_.c, x0_.data()) {
+      : UserModel(s.c), s_(std::move(s)), x0_(std::move(x0)), list_(nh_outputs(s_)), charts_(s_.c, x0_.data()) {
     const Compiled& c = *s_.c;
     for (std::size_t i = 0; i < c.n; ++i) states_.push_back({c.coordinates[i], c.units[i], "generalized coordinate"});
     for (const std::size_t i : s_.indep)
@@ -261,7 +261,6 @@ class NonholonomicSystem final : public OdeSystem, public WitnessSystem, public 
                          "generalized force added to Q of " + c.coordinates[i] + " (0 in a run; a linearisation's input)"});
   }
   std::string model_name() const override { return "lagrangian"; }
-  const SetupTimes& setup_times() const override { return s_.c->setup; }
   const Signals& states() const override { return states_; }
   const Signals& outputs() const override { return list_.signals(); }
   void initial_state(double* x0) const override { std::copy(x0_.begin(), x0_.end(), x0); }

@@ -622,9 +622,16 @@ std::string Scenario::resolved_text() const {
         continue;
       }
       if (kind == Kind::StringList) {
+        // A key of rows (spec->rows: a matrix, a drawing's points) keeps its rows, whose lengths e.list holds.
+        const bool rows = spec && spec->rows;
+        std::size_t next_row = 0, row = 0;
         os << '[';
-        for (size_t i = 0; i < e.strings.size(); ++i) os << (i ? ", " : "") << toml_text::string_text(e.strings[i]);
-        os << "]\n";
+        for (size_t i = 0; i < e.strings.size(); ++i) {
+          const bool opens = rows && i == next_row;
+          if (opens) next_row += static_cast<std::size_t>(e.list[row++]);
+          os << (i ? (opens ? "], [" : ", ") : (rows ? "[" : "")) << toml_text::string_text(e.strings[i]);
+        }
+        os << (rows && !e.strings.empty() ? "]]\n" : "]\n");
         continue;
       }
     }

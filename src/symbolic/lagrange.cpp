@@ -300,6 +300,7 @@ Derivation derive(const LagrangeModel& m) {
   append_jacobian(D, ojac, m.outputs, concat({&m.q, &m.qd, &m.a}));
   out.kernels.push_back({KernelNames::outputs_jac, ojac});
   out.kernels.push_back({KernelNames::events, m.events});
+  out.kernels.push_back({KernelNames::scene, m.scene});
 
   if (nc > 0) {
     // C' and C'' as total time derivatives (C has no rates, so C'' is linear in a with the coefficients G).

@@ -42,8 +42,9 @@ struct Drawable {
   std::string contact;         ///< contact: the contact's name, as in the signals' roles
 
   std::size_t size() const;
-  /// How far the drawing reaches from a point or centre of its values [m] (for the scene's extent).
-  double reach() const;
+  /// How far the drawing reaches along each world axis from a point or the centre of `values`, its values at a
+  /// sample (an oriented shape's reach follows its rotation) [m]: the scene's extent.
+  void reach(const double* values, double* out) const;
 };
 
 /// Drawables by kind (the attributes each kind needs; colour last).

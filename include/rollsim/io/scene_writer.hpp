@@ -29,7 +29,8 @@ class SceneWriter {
     std::size_t offset, width;
     bool fixed;
   };
-  void include(const double* point, double reach);
+  /// Widens the extent by the point (or centre) and the drawing's reach along each axis there.
+  void include(const double* point, const double* reach);
 
   const SceneSystem& system_;
   const Scene& scene_;

@@ -3,8 +3,11 @@
 /// constraints, one Coulomb contact, outputs and events written in the scenario, derived with GiNaC
 /// (symbolic/lagrange.hpp) and compiled (symbolic/codegen.hpp). docs/user-models.md is the reference.
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <utility>
 
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/models/model_entry.hpp"
 
 namespace rollsim::lagrangian {
@@ -34,11 +37,24 @@ std::size_t full_builds();
 /// in full.
 void forget_prototypes();
 
-/// Implemented by the systems of the user model (find it with dynamic_cast on a HybridSystem).
-class UserModel {
+namespace detail {
+struct Compiled;
+}
+
+/// What every system of the user model shares (find it with dynamic_cast on a HybridSystem): its setup times and
+/// its scene, the drawables of its bodies, contact shapes and [[draw]] entries (docs/scene.md), whose values per
+/// sample come from the compiled kernel rs_scene.
+class UserModel : public SceneSystem {
  public:
-  virtual ~UserModel() = default;
-  virtual const SetupTimes& setup_times() const = 0;
+  const SetupTimes& setup_times() const;
+  const Scene& scene() const override;
+  void scene_values(double t, const double* x, const double* y, int mode, double* v) const override;
+
+ protected:
+  explicit UserModel(std::shared_ptr<const detail::Compiled> compiled) : compiled_(std::move(compiled)) {}
+
+ private:
+  std::shared_ptr<const detail::Compiled> compiled_;
 };
 
 }  // namespace rollsim::lagrangian

@@ -99,6 +99,9 @@ struct LagrangeModel {
   std::vector<Chart> charts;
   std::vector<GiNaC::ex> outputs;  ///< may use a (accelerations)
   std::vector<GiNaC::ex> events;   ///< may use a
+  /// The values of the model's scene at a sample (include/rollsim/hybrid/scene.hpp's order), functions of (t, q)
+  /// and the parameters.
+  std::vector<GiNaC::ex> scene;
 
   /// Create the symbols for the names in `parameters` and `coordinates` and `nc` multipliers.
   void make_symbols(std::size_t nc);
@@ -137,6 +140,7 @@ struct KernelNames {
   static constexpr const char* charts = "rs_charts";        ///< each chart's determinant (LagrangeModel::charts)
   static constexpr const char* outputs_jac = "rs_outputs_jac";  ///< dy/dq, dy/dq', dy/da (m x 3n)
   static constexpr const char* events = "rs_events";        ///< the event witnesses
+  static constexpr const char* scene = "rs_scene";          ///< the scene's values (LagrangeModel::scene)
   static constexpr const char* dae = "rs_dae";              ///< R - G^T lambda (n), C'' + 2 alpha C' + alpha^2 C (nc)
   static constexpr const char* dae_jac = "rs_dae_jac";      ///< d/dq, d/dv, d/dlambda, d/da of rs_dae
   static constexpr const char* constraints = "rs_constraints";  ///< C (nc), C' (nc)
@@ -146,7 +150,7 @@ struct KernelNames {
   static constexpr const char* dae_extra_jac = "rs_dae_extra_jac";  ///< d/dq, d/dv, d/dlambda of rs_dae_extra
   /// Names the layout above; part of the compiled library's cache key, so that a library built for another
   /// layout is never loaded.
-  static constexpr const char* layout = "kernel-layout-5";
+  static constexpr const char* layout = "kernel-layout-6";
 };
 
 /// What the derivation found about the model.
