@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
+import multiprocessing
 
 import matplotlib
 
@@ -87,6 +89,27 @@ PLANNERS = {"linear": linear.plan_linear, "table": energy.plan_table, "disk": di
 # ---------------------------------------------------------------------------------------------------------
 
 
+_BUILDERS: list = []  # the section builders, for the worker processes (inherited by fork)
+
+
+def _build(i: int) -> list:
+    return _BUILDERS[i]()
+
+
+def build_all(builders: list, jobs: int) -> list:
+    """Each builder's sections, in order. The sections' checks and figures are built in ``jobs`` processes at once
+    (forked after the commands ran, so each inherits the planned runs; matplotlib draws on Agg); with one job, or
+    where fork is not available, here."""
+    if jobs <= 1 or len(builders) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [b() for b in builders]
+    _BUILDERS[:] = builders
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as ex:
+            return list(ex.map(_build, range(len(builders))))
+    finally:
+        _BUILDERS.clear()
+
+
 def find_binary() -> str:
     b = os.environ.get("ROLLSIM_BINARY")
     if b:
@@ -115,7 +138,8 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", metavar="DIR", help="keep the result files in DIR (default: a temporary directory, removed)")
     ap.add_argument("--no-animations", action="store_true",
                     help="write no animations (default: one page per run in REPORT_animations/ beside the page)")
-    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2, help="commands run at once (default: CPUs)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
+                    help="commands run at once, and sections built at once (default: CPUs)")
     args = ap.parse_args(argv)
 
     binary = find_binary()
@@ -156,9 +180,7 @@ def main(argv=None) -> int:
             planner = NAMED_PLANNERS.get(os.path.basename(sc)) or PLANNERS[scenario_kind(read_toml(sc))]
             builders.append(planner(runner, sc, name))
         runner.execute_all(runner.runs, args.jobs)
-        sections = []
-        for b in builders:
-            sections += b()
+        sections = [sec for secs in build_all(builders, args.jobs) for sec in secs]
         sections.append(solver_section(runner))
         any_result = next((r for r in (load_result(x) for x in runner.runs) if r is not None), None)
         seconds = time.perf_counter() - t0
