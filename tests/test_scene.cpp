@@ -335,7 +335,7 @@ points = [["0", "y"]]
       {"count", replace_once(base, R"(kind = "point")", R"(kind = "line")"), "",
        "s.toml:19:10: draw.0.points has 1 points; a line takes 2 or more"},
       {"radius", replace_once(base, R"(kind = "point")", "kind = \"point\"\nradius = \"-1\""), "",
-       "s.toml:19:10: draw.0.radius = -1 is -1"},
+       "s.toml:19:10: draw.0.radius = -1 is -1; allowed range (0, inf)"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);

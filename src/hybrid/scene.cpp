@@ -34,7 +34,7 @@ const char* draw_role_name(DrawRole role) {
 
 std::size_t Drawable::size() const {
   if (has_pose(kind)) return 12;
-  return 3 * points + (normal ? 3 : 0) + (force ? 3 : 0);
+  return 3 * points + (force ? 3 : 0);
 }
 
 void Drawable::reach(const double* values, double* out) const {

@@ -67,7 +67,6 @@ SceneWriter::SceneWriter(hid_t root, const SceneSystem& system, std::size_t bloc
       dataset("rotation", 9, {9});
     } else {
       dataset("points", 3 * d.points, {d.points, 3});
-      if (d.normal) dataset("normal", 3, {3});
       if (d.force) dataset("force", 3, {3});
     }
   }

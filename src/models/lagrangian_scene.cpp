@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "lagrangian_build.hpp"
@@ -94,10 +95,15 @@ void read_draws(Build& b) {
     double radius = kBodyDot;
     if (d.radius) {
       const std::optional<double> r = value_of(*d.radius, b.m, b.c->p, nullptr);
-      if (!r || !(*r > 0) || !std::isfinite(*r))
-        b.sc.fail(key + "radius", key + "radius = " + b.sc.string(key + "radius") + " is " +
-                                      (r ? std::to_string(*r) : std::string("not a number of the parameters")) +
-                                      "; allowed range (0, inf), a number or an expression of the parameters");
+      if (!r || !(*r > 0) || !std::isfinite(*r)) {
+        std::ostringstream os;
+        os.precision(10);
+        os << key << "radius = " << b.sc.string(key + "radius") << " is ";
+        if (r) os << *r;
+        else os << "not a number of the parameters";
+        os << "; allowed range (0, inf), a number or an expression of the parameters";
+        b.sc.fail(key + "radius", os.str());
+      }
       radius = *r;
     }
     Drawable drawn = d.kind == DrawKind::Circle ? draw::circle(d.name, radius, d.color)

@@ -24,7 +24,8 @@ inline bool has_pose(DrawKind kind) { return kind <= DrawKind::Plane; }
 
 /// One drawable: its fixed attributes. Its values per sample (size()) are, for a kind with a pose, the centre (3)
 /// and the rotation matrix from the shape's frame to the world (9, row-major); for a point kind, the points
-/// (3 each), then the circle's normal (3) when `normal`, then the contact's force (3) when `force`.
+/// (3 each), then the contact's force (3) when `force`. (A circle is drawn in a plane of constant z: the file's
+/// optional `normal` dataset is never written.)
 struct Drawable {
   std::string name;
   DrawKind kind = DrawKind::Point;
@@ -37,7 +38,6 @@ struct Drawable {
   double width = 0;            ///< line: a rod's diameter, 0 a hairline [m]
   std::array<double, 3> half_extents{};  ///< box [m]
   std::array<double, 2> half_size{};     ///< plane [m]
-  bool normal = false;         ///< circle: a normal per sample (else the z axis)
   bool force = false;          ///< contact: the contact force on the body per sample [N]
   std::string contact;         ///< contact: the contact's name, as in the signals' roles
 
