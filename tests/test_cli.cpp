@@ -273,7 +273,7 @@ TEST_CASE("sweep: a point's input error quotes the point's values, not the overr
   CHECK(ok.time_unit == "s");
 }
 
-TEST_CASE("sweep: trajectories carry the system's time unit and the signal descriptions; t_final has a unit") {
+TEST_CASE("sweep: trajectories carry the system's time unit and the signal descriptions, t_final has a unit") {
   test::TempDir dir;
   const std::string scen = dir.file("d.toml", R"(model = "rolling_disk"
 units = "dimensionless"
@@ -316,7 +316,7 @@ TEST_CASE("messages: run ignores a [sweep] section and says how to run it") {
   CHECK(out == "rollsim: note: the [sweep] section is ignored by `run`; run the sweep with `rollsim sweep " + scen + "`\n");
 }
 
-TEST_CASE("messages: --set is trimmed, and .02 is read as 0.02 there; in a file it is explained") {
+TEST_CASE("messages: --set is trimmed, and .02 is read as 0.02 there, in a file it is explained") {
   const Scenario a = load_scenario_text(kTable, "s.toml", {"  initial.theta1 =  0.02 "});
   CHECK(a.real("initial.theta1") == 0.02);
   const Scenario b = load_scenario_text(kTable, "s.toml", {"initial.theta1=.02", "initial.omega1=-.5e-1"});
@@ -492,7 +492,7 @@ TEST_CASE("summary: a long text item is shortened on the terminal and kept whole
   CHECK(text.find(symbols) == std::string::npos);
 }
 
-TEST_CASE("summary: no line of a run's summary ends in a space; a dimensionless item prints no unit") {
+TEST_CASE("summary: no line of a run's summary ends in a space, a dimensionless item prints no unit") {
   test::TempDir dir;
   std::string text;
   REQUIRE(test::run_binary("run " + rollsim::test::source_dir() + "/scenarios/tipping_table.toml -o " + (dir.path / "t.h5").string(),

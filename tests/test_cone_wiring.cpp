@@ -338,7 +338,7 @@ TEST_CASE("cone wiring: the kernel rs_cone_contacts of a sphere against the hand
   }
 }
 
-TEST_CASE("cone wiring: a scenario's contact builds the engine's system; its values, and a sliding sphere's closed form") {
+TEST_CASE("cone wiring: a scenario's contact builds the engine's system, its values, and a sliding sphere's closed form") {
   for (int turning = 0; turning < 2; ++turning) {
     const std::string text = turning ? replaced(replaced(kBall, "surface = \"plane\"", "surface = { plane = { rotation_rate = \"Omega\" } }"),
                                                 "mu = 0.3", "mu = 0.3\nOmega = 1.3")

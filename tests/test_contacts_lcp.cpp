@@ -158,7 +158,7 @@ struct BlockRow {
 
 }  // namespace
 
-TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed form; enumerating is refused") {
+TEST_CASE("lcp: ten blocks land and stop at once, through the LCP, as in closed form, enumerating is refused") {
   const std::string text = scenario_file("large/sliding_blocks.toml");
   const test::Run r = test::run_text(text);
   const BlockRow b(r.scenario);

@@ -165,7 +165,7 @@ int find_signal(const Signals& s, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's value, by name; constraint columns "
+TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's value, by name, constraint columns "
           "hold the residuals") {
   tipping_table::Params p;
   p.table_torque = 0.3;
@@ -209,7 +209,7 @@ TEST_CASE("tipping table DAE: every ODE output is a DAE output with the ODE's va
   CHECK(yd[static_cast<std::size_t>(find_signal(od, "constraint_rolling"))] == doctest::Approx(rolling).epsilon(1e-12));
 }
 
-TEST_CASE("output lists: a formulation's extension keeps every shared output first, in order; names are unique") {
+TEST_CASE("output lists: a formulation's extension keeps every shared output first, in order, names are unique") {
   const auto& ode = tipping_table::outputs();
   auto dae = tipping_table::make_dae_system(tipping_table::Params{}, std::array<double, 4>{0.01, 0, 0, 0}.data(),
                                             tipping_table::EventActions{}, DaeOptions{});

@@ -571,7 +571,7 @@ void check_landings(const FlatRod& rod, const test::Run& r, std::size_t checked_
 }  // namespace
 
 TEST_CASE("indeterminate contacts: a rod landing flat plastically (e = 0) takes Newton's and Coulomb's impulses, "
-          "slides with mu g and sticks at the closed-form time; with mu = 0 it keeps its speed") {
+          "slides with mu g and sticks at the closed-form time, with mu = 0 it keeps its speed") {
   // e = 0: the landing at t0 takes the vertical speed v1 (P_N = m v1), and der(x) becomes u - mu v1 (sliding) or 0.
   // Then both ends slide with N = m g/2 each and the rod decelerates at mu g until it sticks at
   // t0 + (u - mu v1)/(mu g), at x(t0) + (u - mu v1)^2/(2 mu g).

@@ -683,7 +683,7 @@ TEST_CASE("linear: nonsmooth models and constrained formulations are refused wit
                                   out) == 0);
 }
 
-TEST_CASE("growth: exit 1 only for a failed check; a perturbed run that cannot finish is a solver failure (3)") {
+TEST_CASE("growth: exit 1 only for a failed check, a perturbed run that cannot finish is a solver failure (3)") {
   const std::string scenario = rollsim::test::source_dir() + "/scenarios/tipping_table_linear.toml";
   std::string out;
   CHECK(rollsim::test::run_binary("check growth " + scenario, out) == 0);

@@ -115,7 +115,7 @@ TEST_CASE("model cache: the digest is SHA-256, and the library's name changes wi
   CHECK(symbolic::library_digest("model text A") == d);
 }
 
-TEST_CASE("model cache: a new cache folder has mode 0700; a compiled model is found again by its embedded digest") {
+TEST_CASE("model cache: a new cache folder has mode 0700, a compiled model is found again by its embedded digest") {
   FreshCache cache;
   SampleModel m;
   CHECK(symbolic::CompiledKernels::find(m.key) == nullptr);  // no folder yet: nothing, and nothing created
@@ -192,7 +192,7 @@ TEST_CASE("model cache: the rollsim binary exits 4 for an unsafe cache folder, a
   if (!existed) CHECK_FALSE(std::filesystem::exists(old_fallback));
 }
 
-TEST_CASE("model cache: a folder or a library owned by another user is refused; the user's own and root's are not") {
+TEST_CASE("model cache: a folder or a library owned by another user is refused, the user's own and root's are not") {
   struct stat st {};
   st.st_mode = S_IFDIR | 0700;
   st.st_uid = geteuid() == 0 ? 65534 : geteuid() + 1;  // "nobody" when run as root

@@ -346,7 +346,7 @@ TEST_CASE("nonholonomic: a rolling ball whose Euler angles reach gimbal lock sto
   CHECK(r.result.t_final == doctest::Approx(std::acos(1e-3)).epsilon(1e-6));
 }
 
-TEST_CASE("nonholonomic: a moving constraint's force and work (W_C) in closed form; the ledger h - W_C holds") {
+TEST_CASE("nonholonomic: a moving constraint's force and work (W_C) in closed form, the ledger h - W_C holds") {
   // A particle whose x rate is imposed, x' = U cos(W t) (a row with b = -U cos(W t), rheonomic): the constraint
   // force is lambda = m x'' = -m U W sin(W t), and its work W_C = 1/2 m U^2 (cos^2(W t) - 1).
   const std::string text = R"toml(model = "lagrangian"
@@ -419,7 +419,7 @@ t_end = 1.0
   CHECK(std::abs(value(r, r.rec.t.size() - 1, "x") - 0.6) <= 1e-9);
 }
 
-TEST_CASE("nonholonomic: bad input (a dependent rate that disagrees: exit 2 naming the residual; a nonlinear row)") {
+TEST_CASE("nonholonomic: bad input (a dependent rate that disagrees: exit 2 naming the residual, a nonlinear row)") {
   test::TempDir dir;
   std::string text = sleigh_text();
   text.replace(text.find("theta = 1.0"), 11, "theta = 1.0\ny = 0.5");

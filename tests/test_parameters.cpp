@@ -104,7 +104,7 @@ TEST_CASE("parameters: each key lands in its own member") {
   CHECK(r.C == std::vector<double>{7, 8});
 }
 
-TEST_CASE("parameters: the disk's keys have no schema default; absent gravity and initial values keep the struct's") {
+TEST_CASE("parameters: the disk's keys have no schema default, absent gravity and initial values keep the struct's") {
   namespace rd = rollsim::rolling_disk;
   const Scenario sc = load_scenario_text(
       "model = \"rolling_disk\"\nparameters.mass = 2.0\nparameters.stiffness = 3.0\n"

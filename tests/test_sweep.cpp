@@ -90,7 +90,7 @@ TEST_CASE("sweep: a grid runs the last key fastest, in file order") {
   for (std::size_t i = 0; i < 6; ++i) CHECK(spec.overrides(i) == expect[i]);
 }
 
-TEST_CASE("sweep: zip pairs the i-th values; nested keys, integers, strings and log ranges") {
+TEST_CASE("sweep: zip pairs the i-th values, nested keys, integers, strings and log ranges") {
   const auto spec = spec_of(R"([sweep]
 mode = "zip"
 initial.theta1 = [0.01, 0.02, 0.03]

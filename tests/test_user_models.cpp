@@ -406,7 +406,7 @@ output_dt = 0.01
 
 namespace rollsim {
 
-TEST_CASE("user model: a linearisation's inputs are generalized forces, B = [0; M^-1] in closed form") {
+TEST_CASE("user model: a linearisation's inputs are generalized forces, B = [0, M^-1] in closed form") {
   // The carriage at phi = 0: M = [[m + mc, m l], [m l, m l^2]] = [[1.5, 0.5], [0.5, 0.5]], M^-1 = [[1, -1], [-1, 3]].
   const Scenario sc = load_scenario_text(scenario("user_carriage_pendulum.toml"), "c.toml", {"initial.phi=0"});
   auto sys = build_system(sc);
