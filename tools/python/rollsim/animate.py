@@ -587,7 +587,7 @@ const hasForces = D.drawables.some(function (d) { return d.kind === "contact" &&
 if (!hasForces) { forcesBox.disabled = true; forcesBox.parentNode.title = "the file has no contact forces"; }
 document.getElementById("note").textContent = "showing " + nf + " of the file's " + D.n_samples + " samples" +
   (nf < D.n_samples ? " (evenly spaced, and those either side of each event)" : "") + "; " +
-  D.events.length + " events (marks above the time bar)" + (flat ? "; 2-D view: drag to pan, wheel to zoom" :
+  D.events.length + (D.events.length === 1 ? " event" : " events") + " (marks above the time bar)" + (flat ? "; 2-D view: drag to pan, wheel to zoom" :
   "; drag to orbit, right-drag to pan, wheel to zoom") +
   (hasForces ? "; force arrows: " + (D.force_scale > 0 ? (1 / D.force_scale).toPrecision(3) + " N per " + D.unit : "") : "");
 const evBox = document.getElementById("events");

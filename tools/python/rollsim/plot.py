@@ -1025,7 +1025,7 @@ def _point_curves(ax, r, indices, name):
     ax.set_xlabel(axis_label("time", tr0.units.get("time", "s")))
     ax.set_ylabel(axis_label(name, tr0.units.get(name, "")))
     more = f" ({len(shown)} of {len(indices)} shown)" if len(shown) < len(indices) else f" ({len(indices)})"
-    ax.set_title(f"Point trajectories{more}" + (f", {n_ev} events marked" if n_ev else ""))
+    ax.set_title(f"Point trajectories{more}" + (f", {n_ev} event{'s' if n_ev != 1 else ''} marked" if n_ev else ""))
     ax.grid(True, alpha=0.3)
 
 
