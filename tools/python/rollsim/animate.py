@@ -146,6 +146,7 @@ def page_data(sc, max_frames: int = MAX_FRAMES) -> str:
         "title": json.dumps(sc.title), "model": json.dumps(sc.model), "file": json.dumps(os.path.basename(sc.path)),
         "dimension": str(sc.dimension), "unit": json.dumps(sc.length_unit), "extent": _numbers(sc.extent, decimals),
         "size": repr(size), "force_scale": repr(scene_mod.force_scale(sc)),
+        "span": repr(scene_mod.body_span(sc)), "follow": "true" if scene_mod.follows(sc) else "false",
         "n_samples": str(sc.n), "times": _numbers(sc.time[idx], 12),
         "mode": json.dumps([int(m) for m in sc.mode[idx]]) if sc.mode is not None else "null",
         "mode_names": json.dumps({str(m): sc.mode_name(m) for m in
@@ -365,6 +366,7 @@ body { margin: 0; font: 14px/1.35 sans-serif; background: #fafafa; color: #222; 
   <span id="readout"></span>
   <span id="mode"></span>
   <label><input type="checkbox" id="forces"> contact forces</label>
+  <label><input type="checkbox" id="follow"> follow the bodies</label>
  </div>
  <div id="timeline"><div id="events"></div><input type="range" id="slider" step="any"></div>
  <div id="note"></div>
@@ -389,7 +391,24 @@ renderer.setPixelRatio(window.devicePixelRatio || 1);
 renderer.setClearColor(0xffffff, 1);
 view.appendChild(renderer.domElement);
 const scene = new THREE.Scene();
-const centre = new THREE.Vector3((ext[0] + ext[1]) / 2, (ext[2] + ext[3]) / 2, (ext[4] + ext[5]) / 2);
+const followBox = document.getElementById("follow");
+followBox.checked = D.follow;
+if (!(D.span > 0)) { followBox.disabled = true; followBox.parentNode.title = "the scene has no bodies"; }
+// the centre of the bodies' drawables at frame i blended with i + 1 by w (null when none is drawn there)
+function bodyCentre(i, w) {
+  const c = new THREE.Vector3();
+  let n = 0;
+  D.drawables.forEach(function (d) {
+    if (d.role !== "body") { return; }
+    const p = d.position ? at(d.position, d, i, w) : (d.points ? at(d.points, d, i, w)[0] : null);
+    if (p && finite(p)) { c.add(new THREE.Vector3().fromArray(p)); n++; }
+  });
+  return n > 0 ? c.multiplyScalar(1 / n) : null;
+}
+// the view's size: the whole extent, or the bodies' own size when the view follows them
+const viewSize = D.follow ? 1.5 * D.span : size;
+const centre = (D.follow && bodyCentre(0, 0)) ||
+  new THREE.Vector3((ext[0] + ext[1]) / 2, (ext[2] + ext[3]) / 2, (ext[4] + ext[5]) / 2);
 let camera;
 if (flat) {
   camera = new THREE.OrthographicCamera(-1, 1, 1, -1, -10 * size - 10, 10 * size + 10);
@@ -399,7 +418,7 @@ if (flat) {
   camera = new THREE.PerspectiveCamera(35, 1, size / 1000, size * 100);
   camera.up.set(0, 0, 1);
   const az = -60 * Math.PI / 180, el = 25 * Math.PI / 180;
-  const dist = 1.25 * size / (2 * Math.tan(35 * Math.PI / 360));
+  const dist = 1.25 * viewSize / (2 * Math.tan(35 * Math.PI / 360));
   camera.position.set(centre.x + dist * Math.cos(el) * Math.cos(az), centre.y + dist * Math.cos(el) * Math.sin(az),
                       centre.z + dist * Math.sin(el));
   scene.add(new THREE.AmbientLight(0xffffff, 0.55));
@@ -614,7 +633,8 @@ function resize() {
   const w = view.clientWidth, h = view.clientHeight;
   renderer.setSize(w, h, false);
   if (flat) {
-    const sx = (ext[1] - ext[0]) * 1.16 || size, sy = (ext[3] - ext[2]) * 1.16 || size;
+    const sx = D.follow ? viewSize : (ext[1] - ext[0]) * 1.16 || size;
+    const sy = D.follow ? viewSize : (ext[3] - ext[2]) * 1.16 || size;
     const half = Math.max(sx / 2, sy / 2 * w / h);
     camera.left = -half; camera.right = half; camera.top = half * h / w; camera.bottom = -half * h / w;
   } else { camera.aspect = w / h; }
@@ -625,6 +645,11 @@ function setTime(time) { t = Math.min(Math.max(time, t0), t1); slider.value = t;
 function draw() {
   const f = frameOf(t), i = f[0], w = f[1];
   items.forEach(function (it) { it.update(i, w); });
+  const c = followBox.checked ? bodyCentre(i, w) : null;
+  if (c) {  // the camera moved with the bodies' centre, its direction and distance kept
+    const shift = c.sub(controls.target);
+    camera.position.add(shift); controls.target.add(shift); camera.updateMatrixWorld();
+  }
   readout.textContent = "t = " + t.toFixed(4) + " s / " + t1.toFixed(4) + " s";
   if (D.mode) { const m = D.mode[i]; modeBox.textContent = "mode: " + (D.mode_names[m] || m); }
   renderer.render(scene, camera);
@@ -647,6 +672,7 @@ playButton.addEventListener("click", function () {
 });
 slider.addEventListener("input", function () { t = parseFloat(slider.value); draw(); });
 forcesBox.addEventListener("change", draw);
+followBox.addEventListener("change", draw);
 document.addEventListener("keydown", function (e) { if (e.key === " " && e.target === document.body) {
   e.preventDefault(); playButton.click(); } });
 window.addEventListener("resize", resize);

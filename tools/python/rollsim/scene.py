@@ -15,6 +15,8 @@ import dataclasses
 import math
 from typing import Optional
 
+import warnings
+
 import numpy as np
 
 from . import h5
@@ -284,6 +286,38 @@ def extent_size(scene: Scene) -> float:
     """The scene's size: the largest side of its extent (1 when it is a point)."""
     e = scene.extent
     return float(max(e[1] - e[0], e[3] - e[2], e[5] - e[4])) or 1.0
+
+
+def body_span(scene: Scene) -> float:
+    """The bodies' size: the largest side, over the samples, of the box around the drawables of role ``body`` at one
+    sample (their centres and points, widened by their radii and half extents); 0 when there is none."""
+    span = 0.0
+    lo = hi = None
+    for d in scene.drawables:
+        if d.role != "body":
+            continue
+        if "position" in d.data:
+            pts = np.asarray(d.data["position"], dtype=float)[:, None, :]
+            pad = max(float(d.size("radius")), float(np.linalg.norm(d.size("half_extents", [0.0, 0.0, 0.0]))))
+        elif "points" in d.data:
+            pts = np.asarray(d.data["points"], dtype=float)
+            pad = max(float(d.size("radius")), float(d.size("width")) / 2)
+        else:
+            continue
+        with warnings.catch_warnings():  # a row of NaN (a body not drawn at that sample) stays NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            a, b = np.nanmin(pts, axis=1) - pad, np.nanmax(pts, axis=1) + pad  # rows x 3 (one row when static)
+        lo = a if lo is None else np.fmin(lo, a)
+        hi = b if hi is None else np.fmax(hi, b)
+    if lo is not None:
+        span = float(np.nanmax(hi - lo)) if np.any(np.isfinite(hi - lo)) else 0.0
+    return span
+
+
+def follows(scene: Scene) -> bool:
+    """Whether a view should follow the bodies: they travel over more than four times their own size."""
+    span = body_span(scene)
+    return span > 0 and extent_size(scene) > 4 * span
 
 
 def force_scale(scene: Scene) -> float:
