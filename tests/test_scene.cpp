@@ -370,12 +370,12 @@ TEST_CASE("scene: a planar body's drawn box and rod (the Chaplygin sleigh's body
   const SceneRun r = run_with_scene("chaplygin_sleigh.toml", kShort);
   check_file(r, 2);
   // The blade P = (x, y) and the heading theta: the blade is a rod 16 cm long centred at P along the heading, the body
-  // a box 50 cm by 24 cm whose rear edge is 5 cm behind P (its centre 20 cm ahead of P), turned by theta.
+  // a box 50 cm by 24 cm whose rear edge is over P (its centre 25 cm ahead of P), turned by theta.
   const double x = r.last("x"), y = r.last("y"), th = r.last("theta"), c = std::cos(th), s = std::sin(th);
   const FileDrawable& body = r.drawable("sleigh_1");
   CHECK(body.kind == "box");
   check_sizes(body, "half_extents", {0.25, 0.12, 0.12});
-  check_point(r, "sleigh_1", "position", 0, x + 0.2 * c, y + 0.2 * s);
+  check_point(r, "sleigh_1", "position", 0, x + 0.25 * c, y + 0.25 * s);
   check_planar_rotation(r, "sleigh_1", th);
   CHECK(r.drawable("sleigh_2").kind == "line");
   check_point(r, "sleigh_2", "points", 0, x - 0.08 * c, y - 0.08 * s);
