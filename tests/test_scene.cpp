@@ -445,7 +445,7 @@ TEST_CASE("scene: a planar user model's [[draw]] entries at the expressions' val
   check_point(r, "table", "points", 0, -l / 2 * std::cos(t1), -l / 2 * std::sin(t1));
 }
 
-TEST_CASE("scene: bad [[draw]] entries and bodies' drawn shapes stop the run with file:line:column, exit 2 and no file") {
+TEST_CASE("scene: bad [[draw]] entries stop the run with file:line:column, exit 2 and no file") {
   const std::string base = R"(model = "lagrangian"
 [parameters]
 m = 1.0
@@ -481,7 +481,15 @@ points = [["0", "y"]]
       {"radius", replace_once(base, R"(kind = "point")", "kind = \"point\"\nradius = \"-1\""), "",
        "s.toml:19:10: draw.0.radius = -1 is -1; allowed range (0, inf)"},
   };
-  // A body's drawn shapes (bodies.N.draw): sizes and points fixed in the body, a shape each.
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    test::check_bad_input(c);
+  }
+}
+
+TEST_CASE("scene: bad drawn shapes of a body (bodies.N.draw) stop the run with file:line:column, exit 2 and no file") {
+  // Sizes and points fixed in the body, a shape each.
+  using test::replace_once;
   const std::string body = R"(model = "lagrangian"
 [parameters]
 m = 1.0
@@ -520,9 +528,8 @@ output_dt = 0.01
       {"shape: a box and a rod in one entry", replace_once(body, " } }\n", " }, " + rod + " }\n"), "",
        "bodies.0.draw gives a box and a rod; allowed: one shape each"},
   };
-  for (const auto& cases_of : {cases, shape_cases})
-    for (const auto& c : cases_of) {
-      CAPTURE(c.name);
-      test::check_bad_input(c);
-    }
+  for (const auto& c : shape_cases) {
+    CAPTURE(c.name);
+    test::check_bad_input(c);
+  }
 }
