@@ -2,6 +2,7 @@
 // equations, computed here from the state, and /scene as the result file holds it, read back.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -26,6 +27,7 @@ struct FileDrawable {
   std::string name, kind, role;
   bool fixed = false;
   std::map<std::string, std::vector<double>> data;
+  std::map<std::string, std::vector<double>> attributes;  ///< the sizes: half_extents, width
 };
 
 /// A run of the shipped scenario `name` written to a result file, and what its /scene and /trajectory hold.
@@ -52,10 +54,12 @@ struct SceneRun {
   double last(const std::string& signal) const { return trajectory.at(signal).back(); }
 };
 
-SceneRun run_with_scene(const std::string& scenario, const std::vector<std::string>& overrides) {
+/// The same for the scenario text `text`.
+SceneRun run_scene_text(const std::string& text, const std::string& scenario,
+                        const std::vector<std::string>& overrides) {
   test::TempDir dir;
   const std::string out = (dir.path / "r.h5").string();
-  const Scenario sc = load_scenario_text(test::scenario_text(scenario), scenario, overrides);
+  const Scenario sc = load_scenario_text(text, scenario, overrides);
   auto sys = build_system(sc);
   {
     ResultFile file(out, Provenance{});
@@ -83,14 +87,20 @@ SceneRun run_with_scene(const std::string& scenario, const std::vector<std::stri
     std::snprintf(prefix, sizeof prefix, "%02d_", static_cast<int>(index++));
     h5::Handle g = h5::open_group(scene.get(), prefix + d.name);
     FileDrawable fd{h5::read_attr_string(g.get(), "name"), h5::read_attr_string(g.get(), "kind"),
-                    h5::read_attr_string(g.get(), "role"), h5::read_attr_double(g.get(), "static") == 1, {}};
+                    h5::read_attr_string(g.get(), "role"), h5::read_attr_double(g.get(), "static") == 1, {}, {}};
     CHECK(fd.name == d.name);
     CHECK(h5::read_attr_string(g.get(), "color").size() == 7);
     for (const char* ds : {"position", "rotation", "points", "normal", "force"})
       if (h5::exists(g.get(), ds)) fd.data[ds] = h5::read_vector(g.get(), ds);
+    for (const char* at : {"half_extents", "width"})
+      if (H5Aexists(g.get(), at) > 0) fd.attributes[at] = h5::read_attr_doubles(g.get(), at);
     r.drawables.push_back(std::move(fd));
   }
   return r;
+}
+
+SceneRun run_with_scene(const std::string& scenario, const std::vector<std::string>& overrides) {
+  return run_scene_text(test::scenario_text(scenario), scenario, overrides);
 }
 
 /// Every drawable has a row per sample (one when static), and the extent encloses every point and centre.
@@ -257,19 +267,17 @@ TEST_CASE("scene: output.scene = false writes no /scene") {
   CHECK_FALSE(h5::exists(f.get(), "scene"));
 }
 
-TEST_CASE("scene: a user model's 3-D body drawn as its contact shape at the scenario's own pose (the rolling coin)") {
-  const SceneRun r = run_with_scene("rolling_coin.toml", kShort);
-  check_file(r, 3);
-  CHECK(r.drawable("ground").kind == "plane");
-  CHECK(r.drawable("ground").fixed);
-  const FileDrawable& coin = r.drawable("coin");
-  CHECK(coin.kind == "disk");
-  // The scenario's expressions: the centre [x + a sin(theta) sin(psi), y - a sin(theta) cos(psi), z + a cos(theta)]
-  // and R = R_Z(psi) R_X(theta) R_Y(phi), the disk's axis the body's y.
+namespace {
+
+/// The rolling coin's pose at the run's last sample from the scenario's expressions: the centre
+/// [x + a sin(theta) sin(psi), y - a sin(theta) cos(psi), z + a cos(theta)] and R = R_Z(psi) R_X(theta) R_Y(phi),
+/// row-major.
+void coin_pose(const SceneRun& r, double* centre, double* R) {
   const double a = 0.05, x = r.last("x"), y = r.last("y"), z = r.last("z"), psi = r.last("psi"), th = r.last("theta"),
                phi = r.last("phi");
-  const double centre[3] = {x + a * std::sin(th) * std::sin(psi), y - a * std::sin(th) * std::cos(psi), z + a * std::cos(th)};
-  for (std::size_t i = 0; i < 3; ++i) CHECK(r.at_end("coin", "position", i) == doctest::Approx(centre[i]).epsilon(1e-12));
+  centre[0] = x + a * std::sin(th) * std::sin(psi);
+  centre[1] = y - a * std::sin(th) * std::cos(psi);
+  centre[2] = z + a * std::cos(th);
   const double cz = std::cos(psi), sz = std::sin(psi), cx = std::cos(th), sx = std::sin(th), cy = std::cos(phi), sy = std::sin(phi);
   const double Rz[9] = {cz, -sz, 0, sz, cz, 0, 0, 0, 1}, Rx[9] = {1, 0, 0, 0, cx, -sx, 0, sx, cx},
                Ry[9] = {cy, 0, sy, 0, 1, 0, -sy, 0, cy};
@@ -277,9 +285,46 @@ TEST_CASE("scene: a user model's 3-D body drawn as its contact shape at the scen
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
   };
-  double RzRx[9], R[9];
+  double RzRx[9];
   mul(Rz, Rx, RzRx);
   mul(RzRx, Ry, R);
+}
+
+/// The world point centre + R local.
+std::array<double, 3> body_point(const double* centre, const double* R, const std::array<double, 3>& local) {
+  std::array<double, 3> w{};
+  for (int i = 0; i < 3; ++i) w[i] = centre[i] + R[3 * i] * local[0] + R[3 * i + 1] * local[1] + R[3 * i + 2] * local[2];
+  return w;
+}
+
+void check_world_point(const SceneRun& r, const std::string& name, const std::string& what, std::size_t k,
+                       const std::array<double, 3>& p) {
+  CAPTURE(name);
+  CAPTURE(k);
+  for (std::size_t i = 0; i < 3; ++i)
+    CHECK(r.at_end(name, what, 3 * k + i) == doctest::Approx(p[i]).epsilon(1e-12).scale(1));
+}
+
+void check_sizes(const FileDrawable& d, const std::string& attribute, const std::vector<double>& expected) {
+  CAPTURE(d.name);
+  REQUIRE(d.attributes.count(attribute));
+  const std::vector<double>& v = d.attributes.at(attribute);
+  REQUIRE(v.size() == expected.size());
+  for (std::size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(expected[i]).epsilon(1e-15));
+}
+
+}  // namespace
+
+TEST_CASE("scene: a user model's 3-D body drawn as its contact shape at the scenario's own pose (the rolling coin)") {
+  const SceneRun r = run_with_scene("rolling_coin.toml", kShort);
+  check_file(r, 3);
+  CHECK(r.drawable("ground").kind == "plane");
+  CHECK(r.drawable("ground").fixed);
+  const FileDrawable& coin = r.drawable("coin");
+  CHECK(coin.kind == "disk");
+  double centre[3], R[9];
+  coin_pose(r, centre, R);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(r.at_end("coin", "position", i) == doctest::Approx(centre[i]).epsilon(1e-12));
   // The drawn disk's local z is the body's y axis; its marked radius (local x) the body's x axis.
   for (int i = 0; i < 3; ++i) {
     CHECK(r.at_end("coin", "rotation", 3 * i + 2) == doctest::Approx(R[3 * i + 1]).scale(1).epsilon(1e-12));
@@ -287,6 +332,105 @@ TEST_CASE("scene: a user model's 3-D body drawn as its contact shape at the scen
   }
   // The extent: the plane's square and the coin's rim above it.
   CHECK(r.extent[5] >= centre[2]);
+}
+
+TEST_CASE("scene: a 3-D body's drawn box and rod fixed in its axes at its pose, and a changed rod recompiled") {
+  // The rolling coin with a box and a rod in its body axes; the scene at the last sample against the coin's pose from
+  // the scenario's expressions.
+  const std::string shapes = R"(name = "coin"
+draw = [{ box = { half_extents = ["a", "a/2", "0.01"], centre = ["a", "0", "-a/4"] } },
+        { rod = { from = ["0", "0", "0"], to = ["0", "2*a", "a"], radius = "a/10" } }]
+)";
+  const std::string text = test::replace_once(test::scenario_text("rolling_coin.toml"), "name = \"coin\"\n", shapes);
+  const SceneRun r = run_scene_text(text, "coin.toml", kShort);
+  check_file(r, 3);
+  CHECK(r.drawable("coin").kind == "disk");
+  const double a = 0.05;
+  double centre[3], R[9];
+  coin_pose(r, centre, R);
+  const FileDrawable& box = r.drawable("coin_1");
+  CHECK(box.kind == "box");
+  CHECK(box.role == "body");
+  check_sizes(box, "half_extents", {a, a / 2, 0.01});
+  check_world_point(r, "coin_1", "position", 0, body_point(centre, R, {a, 0, -a / 4}));
+  for (std::size_t j = 0; j < 9; ++j) CHECK(r.at_end("coin_1", "rotation", j) == doctest::Approx(R[j]).scale(1).epsilon(1e-12));
+  const FileDrawable& rod = r.drawable("coin_2");
+  CHECK(rod.kind == "line");
+  check_sizes(rod, "width", {2 * a / 10});
+  check_world_point(r, "coin_2", "points", 0, {centre[0], centre[1], centre[2]});
+  check_world_point(r, "coin_2", "points", 1, body_point(centre, R, {0, 2 * a, a}));
+  // The same model with the rod's end changed: its kernels (keyed by the model's text) are compiled again.
+  const SceneRun turned = run_scene_text(test::replace_once(text, R"(to = ["0", "2*a", "a"])", R"(to = ["0", "-2*a", "a"])"),
+                                         "coin.toml", kShort);
+  coin_pose(turned, centre, R);
+  check_world_point(turned, "coin_2", "points", 1, body_point(centre, R, {0, -2 * a, a}));
+}
+
+TEST_CASE("scene: a planar body's drawn box and rod (the Chaplygin sleigh's body and blade)") {
+  const SceneRun r = run_with_scene("chaplygin_sleigh.toml", kShort);
+  check_file(r, 2);
+  // The blade P = (x, y) and the heading theta: the blade is a rod 16 cm long centred at P along the heading, the body
+  // a box 50 cm by 24 cm whose rear edge is over P (its centre 25 cm ahead of P), turned by theta.
+  const double x = r.last("x"), y = r.last("y"), th = r.last("theta"), c = std::cos(th), s = std::sin(th);
+  const FileDrawable& body = r.drawable("sleigh_1");
+  CHECK(body.kind == "box");
+  check_sizes(body, "half_extents", {0.25, 0.12, 0.12});
+  check_point(r, "sleigh_1", "position", 0, x + 0.25 * c, y + 0.25 * s);
+  check_planar_rotation(r, "sleigh_1", th);
+  CHECK(r.drawable("sleigh_2").kind == "line");
+  check_point(r, "sleigh_2", "points", 0, x - 0.08 * c, y - 0.08 * s);
+  check_point(r, "sleigh_2", "points", 1, x + 0.08 * c, y + 0.08 * s);
+}
+
+TEST_CASE("scene: the bicycle's frames as rods between the wheel centres, the head and the steer axis") {
+  const Scenario sc = load_scenario_text(test::scenario_text("bicycle_meijaard.toml"), "bicycle.toml", {});
+  auto sys = build_system(sc);
+  const auto* drawn = facet<SceneSystem>(*sys);
+  REQUIRE(drawn);
+  const Scene& scene = drawn->scene();
+  std::vector<double> x(sys->states().size()), y(sys->outputs().size()), v(scene.size());
+  sys->initial_state(x.data());
+  sys->compute_outputs(0, x.data(), 0, y.data());
+  drawn->scene_values(0, x.data(), y.data(), 0, v.data());
+  std::map<std::string, std::vector<double>> values;  // each drawable's
+  std::map<std::string, const Drawable*> by_name;
+  std::size_t at = 0;
+  for (const Drawable& d : scene.drawables) {
+    values[d.name].assign(v.begin() + at, v.begin() + at + d.size());
+    by_name[d.name] = &d;
+    at += d.size();
+  }
+  for (const char* rod : {"rear_frame_1", "rear_frame_2", "front_frame_1", "front_frame_2"}) {
+    CAPTURE(rod);
+    REQUIRE(by_name.count(rod));
+    CHECK(by_name[rod]->kind == DrawKind::Line);
+    CHECK(by_name[rod]->points == 2);
+    CHECK(by_name[rod]->width > 0);
+  }
+  // The start is the benchmark's reference configuration: the rear contact at the origin, upright, straight ahead.
+  // Its points from the paper's geometry (z up): the rear hub (0, 0, rR), the front hub (w, 0, rF), the steer axis
+  // through (w + c, 0, 0) tilted back by lam; the head where it is at the front frame's height -zH, the crown where
+  // the front hub's perpendicular meets it.
+  const double w = 1.02, c = 0.08, lam = 0.3141592653589793, rR = 0.3, rF = 0.35, zH = -0.7;
+  const double along = c * std::sin(lam) + rF * std::cos(lam);  // from (w + c, 0, 0) up the axis to the crown
+  const std::array<double, 3> rear_hub{0, 0, rR}, front_hub{w, 0, rF}, head{w + c + zH * std::tan(lam), 0, -zH},
+      crown{w + c - along * std::sin(lam), 0, along * std::cos(lam)};
+  auto check_at = [&](const std::string& name, std::size_t k, const std::array<double, 3>& p) {
+    CAPTURE(name);
+    CAPTURE(k);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(values[name][3 * k + i] == doctest::Approx(p[i]).scale(1).epsilon(1e-12));
+  };
+  check_at("rear_frame_1", 0, rear_hub);
+  check_at("rear_frame_1", 1, head);
+  check_at("rear_frame_2", 0, rear_hub);
+  check_at("rear_frame_2", 1, {0.3, 0, 0.9});  // the rear frame's centre of mass (xB, -zB)
+  check_at("front_frame_1", 0, front_hub);
+  check_at("front_frame_1", 1, crown);
+  check_at("front_frame_2", 0, crown);
+  check_at("front_frame_2", 1, head);
+  // The wheels' drawn centres are the hubs.
+  check_at("rear_wheel", 0, rear_hub);
+  check_at("front_wheel", 0, front_hub);
 }
 
 TEST_CASE("scene: a planar user model's [[draw]] entries at the expressions' values (the tipping table in the scenario)") {
@@ -338,6 +482,53 @@ points = [["0", "y"]]
        "s.toml:19:10: draw.0.radius = -1 is -1; allowed range (0, inf)"},
   };
   for (const auto& c : cases) {
+    CAPTURE(c.name);
+    test::check_bad_input(c);
+  }
+}
+
+TEST_CASE("scene: bad drawn shapes of a body (bodies.N.draw) stop the run with file:line:column, exit 2 and no file") {
+  // Sizes and points fixed in the body, a shape each.
+  using test::replace_once;
+  const std::string body = R"(model = "lagrangian"
+[parameters]
+m = 1.0
+g = 9.81
+a = 0.1
+[coordinates]
+z = "m"
+[[bodies]]
+name = "block"
+mass = "m"
+inertia = ["0.01", "0.01", "0.01"]
+position = ["0", "0", "z"]
+draw = { box = { half_extents = ["a", "a", "a/2"] } }
+[initial]
+z = 1.0
+[simulation]
+t_end = 0.1
+output_dt = 0.01
+)";
+  const std::string box = R"(["a", "a", "a/2"])";
+  const std::string rod = R"(rod = { from = ["0", "0", "0"], to = ["a", "0", "0"], radius = "-a" })";
+  const std::vector<test::BadInputCase> shape_cases{
+      {"shape: a size of the coordinates", replace_once(body, box, R"(["a", "z", "a/2"])"), "",
+       "s.toml:13:33: bodies.0.draw.box.half_extents[1] = \"z\" is not a number of the parameters; allowed range (0, inf)"},
+      {"shape: two half extents", replace_once(body, box, R"(["a", "a"])"), "",
+       "s.toml:13:33: bodies.0.draw.box.half_extents has 2 values; allowed: 3, [x, y, z] in the body's axes"},
+      {"shape: a zero half extent", replace_once(body, box, R"(["a", "0", "a/2"])"), "",
+       "s.toml:13:33: bodies.0.draw.box.half_extents[1] = \"0\" is 0; allowed range (0, inf)"},
+      {"shape: a negative rod radius", replace_once(body, R"(box = { half_extents = ["a", "a", "a/2"] })", rod), "",
+       "s.toml:13:73: bodies.0.draw.rod.radius = -a is -0.1; allowed range (0, inf)"},
+      {"shape: a rod without its radius", replace_once(body, R"(box = { half_extents = ["a", "a", "a/2"] })",
+                                                       R"(rod = { from = ["0", "0", "0"], to = ["a", "0", "0"] })"), "",
+       "s.toml:13:25: the rod bodies.0.draw needs its ends from and to, [x, y, z] in the body's axes, and its radius"},
+      {"shape: unknown", replace_once(body, R"(box = { half_extents = ["a", "a", "a/2"] })", R"(cone = { radius = "a" })"), "",
+       "s.toml:13:17: unknown key 'bodies.0.draw.cone'; allowed under bodies.0.draw: box, rod"},
+      {"shape: a box and a rod in one entry", replace_once(body, " } }\n", " }, " + rod + " }\n"), "",
+       "bodies.0.draw gives a box and a rod; allowed: one shape each"},
+  };
+  for (const auto& c : shape_cases) {
     CAPTURE(c.name);
     test::check_bad_input(c);
   }

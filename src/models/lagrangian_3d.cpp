@@ -323,6 +323,30 @@ symbolic::LagrangeModel::ConeContact cone_contact(const Reader& rd, const symbol
   return cc;
 }
 
+/// A body drawn as the shape of its rolling contact rc: a sphere in the body's axes, or a disk whose local z is the
+/// disk's axis (the axis, a number, enters the kernels' key c.scene_key).
+void add_contact_shape(symbolic::LagrangeModel& m, const Placements& places, const kinematics::RigidBody& body,
+                       const kinematics::RollingContact& rc, const std::string& color, Compiled& c) {
+  Scene& scene = c.scene;
+  const std::string& n = body.name;
+  const double r = places.at_start(rc.radius);
+  if (rc.shape == kinematics::RollingContact::Shape::Sphere) {
+    add_drawable(scene, m, draw::sphere(n, r, color), pose_values(body.position, body.frame.R));
+    return;
+  }
+  const std::array<double, 3> axis{places.at_start(rc.axis[0]), places.at_start(rc.axis[1]), places.at_start(rc.axis[2])};
+  const kinematics::Mat3 A = to_local_z(axis);
+  std::ostringstream key;
+  key.precision(17);
+  key << "scene: " << n << " axis " << axis[0] << ' ' << axis[1] << ' ' << axis[2] << '\n';
+  c.scene_key += key.str();
+  kinematics::Mat3 R;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      R[i][j] = body.frame.R[i][0] * A[0][j] + body.frame.R[i][1] * A[1][j] + body.frame.R[i][2] * A[2][j];
+  add_drawable(scene, m, draw::disk(n, r, kDiskThickness * r, color), pose_values(body.position, R));
+}
+
 }  // namespace
 
 void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<double>& p, const std::vector<double>& q0,
@@ -395,29 +419,14 @@ void read_3d(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<dou
   }
   for (const auto& n : bodies_3d) {
     const kinematics::RigidBody& body = bodies.at(n);
-    const std::string color = body_color(scene.drawables.size());
+    const std::string color = body_color(scene.drawables.size()), path = places.item(n, "", true).path;
     const auto shape = shapes.find(n);
-    if (shape == shapes.end()) {
+    // The contact shape first, then the drawn shapes; a dot at the centre of mass when there is neither.
+    if (shape != shapes.end()) add_contact_shape(m, places, body, shape->second, color, c);
+    const std::size_t drawn = add_body_shapes(rd, m, p, scene, path, n, body.position, body.frame.R, 3, color,
+                                              shape == shapes.end());
+    if (shape == shapes.end() && drawn == 0)
       add_drawable(scene, m, draw::point(n, kBodyDot, color), {body.position[0], body.position[1], body.position[2]});
-      continue;
-    }
-    const kinematics::RollingContact& rc = shape->second;
-    const double r = places.at_start(rc.radius);
-    if (rc.shape == kinematics::RollingContact::Shape::Sphere) {
-      add_drawable(scene, m, draw::sphere(n, r, color), pose_values(body.position, body.frame.R));
-      continue;
-    }
-    const std::array<double, 3> axis{places.at_start(rc.axis[0]), places.at_start(rc.axis[1]), places.at_start(rc.axis[2])};
-    const kinematics::Mat3 A = to_local_z(axis);
-    std::ostringstream key;
-    key.precision(17);
-    key << "scene: " << n << " axis " << axis[0] << ' ' << axis[1] << ' ' << axis[2] << '\n';
-    c.scene_key += key.str();
-    kinematics::Mat3 R;
-    for (std::size_t i = 0; i < 3; ++i)
-      for (std::size_t j = 0; j < 3; ++j)
-        R[i][j] = body.frame.R[i][0] * A[0][j] + body.frame.R[i][1] * A[1][j] + body.frame.R[i][2] * A[2][j];
-    add_drawable(scene, m, draw::disk(n, r, kDiskThickness * r, color), pose_values(body.position, R));
   }
 }
 

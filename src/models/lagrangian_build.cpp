@@ -93,8 +93,13 @@ void add_body(Build& b, const std::string& name) {
     return r;
   };
   const ex xd = rate(body.x), yd = rate(body.y), wd = rate(body.angle);
-  add_drawable(b.c->scene, m, draw::point(body.name, kBodyDot, body_color(b.c->scene.drawables.size())),
-               {body.x, body.y, 0});
+  // Its drawn shapes in its axes (x along `angle`, y across, z out of the plane), else a dot at its centre of mass.
+  const std::string color = body_color(b.c->scene.drawables.size());
+  const ex c = GiNaC::cos(body.angle), s = GiNaC::sin(body.angle);
+  const kinematics::Mat3 R{kinematics::Vec3{c, -s, 0}, kinematics::Vec3{s, c, 0}, kinematics::Vec3{0, 0, 1}};
+  const kinematics::Vec3 centre{body.x, body.y, 0};
+  if (add_body_shapes(b.rd, m, b.c->p, b.c->scene, "bodies." + name, body.name, centre, R, 2, color, true) == 0)
+    add_drawable(b.c->scene, m, draw::point(body.name, kBodyDot, color), {body.x, body.y, 0});
   m.kinetic += GiNaC::numeric(1, 2) * body.mass * (xd * xd + yd * yd) + GiNaC::numeric(1, 2) * body.inertia * wd * wd;
   if (!body.y.is_zero()) {
     auto g = b.rd.names.symbols.find("g");

@@ -48,6 +48,14 @@ kinematics::Mat3 to_local_z(const std::array<double, 3>& axis);
 /// The [[draw]] entries, after the bodies (their scene's dimension): each point's coordinates checked against the
 /// dimension, the count of points against the kind, the colour and a constant positive radius.
 void read_draws(Build& b);
+/// The drawn shapes of the body at `path` ("bodies.0", named `name`, coloured `color`; docs/user-models.md): each
+/// box and rod of its `draw` key, fixed in the body at `position` (its centre of mass) with the rotation R from its
+/// axes to the world, their sizes and points checked (`dims` components each: 3 for a 3-D body, 2 for a planar
+/// one). A shape is named `name` when it is all the body's drawing (`alone` and one shape), else name_1, name_2, ...
+/// Returns how many it drew.
+std::size_t add_body_shapes(const Reader& rd, symbolic::LagrangeModel& m, const std::vector<double>& p, Scene& scene,
+                            const std::string& path, const std::string& name, const kinematics::Vec3& position,
+                            const kinematics::Mat3& R, std::size_t dims, const std::string& color, bool alone);
 /// A body drawn as a dot at its centre of mass: its radius [m].
 inline constexpr double kBodyDot = 0.02;
 

@@ -1,6 +1,7 @@
 // The user model's keys: one row per key (its KeySpec and how it is read), the schema made from the rows, and
 // the reader's parsing of expressions with their positions in the scenario.
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -268,6 +269,26 @@ KeyTable make_key_table() {
                                                      "a circle's radius, a point's size (parameters only)"),
           drawn),
       row(&DrawKeys::color, string_key("draw.{name}.color", "#404040", {}, "its colour, #rrggbb"))};
+  const Depends fixed_in_body = configuration("a body's drawn shape is fixed in the body: its sizes and points are "
+                                              "constants (expressions of the parameters)");
+  t.body_draws.rows = {
+      row(&BodyDrawKeys::half_extents,
+          string_list_key("{name}.box.half_extents", "a box fixed in the body: its half extents [a, b, c] along the "
+                                                     "body's axes ([a, b] for a planar body; constants > 0) [m]"),
+          fixed_in_body),
+      row(&BodyDrawKeys::centre,
+          string_list_key("{name}.box.centre", "the box's centre [x, y, z] in the body's axes from its centre of mass "
+                                               "([x, y] for a planar body; constants; default the centre of mass) [m]"),
+          fixed_in_body),
+      row(&BodyDrawKeys::from, string_list_key("{name}.rod.from", "a rod fixed in the body: one end [x, y, z] in the "
+                                                                  "body's axes from its centre of mass ([x, y] for a "
+                                                                  "planar body; constants) [m]"),
+          fixed_in_body),
+      row(&BodyDrawKeys::to, string_list_key("{name}.rod.to", "the rod's other end, as `from` [m]"), fixed_in_body),
+      row(&BodyDrawKeys::radius,
+          optional_expression_key("{name}.rod.radius", "none", "the rod's radius (a constant > 0), drawn as a line "
+                                                               "2 radius wide [m]"),
+          fixed_in_body)};
   t.events.rows = {
       row(&EventKeys::when,
           expression_key("events.{name}.when", "", "the witness (t, q, der(q), der2(q)); the event is where it crosses zero").required(),
@@ -346,6 +367,31 @@ bool is_3d(const Scenario& sc, const std::string& path) {
   for (const auto& [k, e] : sc.values)
     if (!e.defaulted && k.rfind(path + ".", 0) == 0) raw[k];
   return is_3d(raw, path);
+}
+
+std::vector<std::string> draw_shapes(const std::map<std::string, std::string>& raw, const std::string& path) {
+  const std::string prefix = path + ".draw.";
+  std::map<long, std::string> listed;
+  bool one = false;
+  for (auto it = raw.lower_bound(prefix); it != raw.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    const std::string first = it->first.substr(prefix.size(), it->first.find('.', prefix.size()) - prefix.size());
+    const bool index = !first.empty() && std::all_of(first.begin(), first.end(), [](char ch) {
+      return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+    });
+    if (index) listed[std::stol(first)] = prefix + first;
+    else one = true;
+  }
+  std::vector<std::string> out;
+  if (one) out.push_back(path + ".draw");
+  for (const auto& [k, shape] : listed) out.push_back(shape);
+  return out;
+}
+
+std::vector<std::string> draw_shapes(const Scenario& sc, const std::string& path) {
+  std::map<std::string, std::string> raw;
+  for (const auto& [k, e] : sc.values)
+    if (!e.defaulted && k.rfind(path + ".draw.", 0) == 0) raw[k];
+  return draw_shapes(raw, path);
 }
 
 bool is_rolling_contact(const std::map<std::string, std::string>& raw, const std::string& name) {
@@ -430,6 +476,8 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>& raw) {
     const std::string path = "bodies." + b;
     if (listing || !is_3d(raw, path)) t.bodies.append_keys(b, v);
     if (listing || is_3d(raw, path)) append_placement_keys(t, raw, path, listing, true, v);
+    const std::vector<std::string> shapes = listing ? std::vector<std::string>{path + ".draw"} : draw_shapes(raw, path);
+    for (const auto& shape : shapes) t.body_draws.append_keys(shape, v);
   }
   for (const auto& p : names("points")) {
     t.point.append_keys(p, v);

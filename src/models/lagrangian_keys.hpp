@@ -211,6 +211,12 @@ struct DrawKeys {
   std::vector<ex> points;  ///< by rows, (x, y) in a planar scene, (x, y, z) in a 3-D one
   std::optional<ex> radius;
 };
+/// A body's drawn shape (bodies.N.draw, or bodies.N.draw.K in a list of shapes): a box or a rod fixed in the
+/// body, in its axes from its centre of mass; each list empty (the radius absent) unless the scenario gives it.
+struct BodyDrawKeys {
+  std::vector<ex> half_extents, centre, from, to;
+  std::optional<ex> radius;
+};
 /// The keys of a model with constraints and no contacts (the DAE on IDA).
 struct DaeKeys {
   double stabilization_rate = kDefaultBaumgarte;
@@ -237,6 +243,8 @@ struct KeyTable {
   Rows<OutputKeys> outputs;
   Rows<EventKeys> events;
   Rows<DrawKeys> draws;
+  /// A body's drawn shape; the item's name is the shape's path ("bodies.0.draw", "bodies.0.draw.1").
+  Rows<BodyDrawKeys> body_draws;
   Rows<DaeKeys> dae;
 };
 const KeyTable& keys();
@@ -253,6 +261,11 @@ std::vector<std::string> ordered(const Scenario& sc, const std::string& section,
 /// the scenario's raw keys (before loading) or its values.
 bool is_3d(const std::map<std::string, std::string>& raw, const std::string& path);
 bool is_3d(const Scenario& sc, const std::string& path);
+/// The paths of the drawn shapes of the body at `path` ("bodies.0"): "bodies.0.draw" for one shape, else one
+/// "bodies.0.draw.K" per element of the list, in the list's order; none without `draw`. By the scenario's raw keys
+/// (before loading) or its values.
+std::vector<std::string> draw_shapes(const std::map<std::string, std::string>& raw, const std::string& path);
+std::vector<std::string> draw_shapes(const Scenario& sc, const std::string& path);
 /// Whether contact `name` is a rolling contact from geometry (it names a body).
 bool is_rolling_contact(const std::map<std::string, std::string>& raw, const std::string& name);
 bool is_rolling_contact(const Scenario& sc, const std::string& name);

@@ -794,6 +794,22 @@ class DocumentWalk {
   [[noreturn]] void unknown(const std::string& key, const toml::node& node, bool top) const {
     const Origin where = L_.origin_of(key, node);
     std::string msg = node.is_table() && top ? "unknown section [" + shown(key) + "]" : "unknown key '" + shown(key) + "'";
+    // Inside a nested table with a few names (a shape's: { box = ... } or { rod = ... }), the names it takes.
+    const auto last = key.rfind('.');
+    if (last != std::string::npos && key.find('.') < last) {
+      const std::string parent = key.substr(0, last) + ".";
+      std::vector<std::string> names;
+      for (const auto& p : all_paths_)
+        if (p.rfind(parent, 0) == 0) {
+          const std::string name = p.substr(parent.size(), p.find('.', parent.size()) - parent.size());
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        }
+      if (!names.empty() && names.size() <= 4) {
+        msg += "; allowed under " + shown(key.substr(0, last)) + ":";
+        for (std::size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : " ") + names[i];
+        throw InputError(where, msg);
+      }
+    }
     std::vector<std::string> candidates = all_paths_;
     for (const auto& s : sections_) candidates.push_back(s);
     std::string near = closest_match(key, candidates);
