@@ -1,5 +1,6 @@
 #pragma once
 // Test support: run scenarios in memory and record what the simulate loop reports.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -118,6 +119,12 @@ inline Run run_text(const std::string& text, const std::vector<std::string>& ove
 
 /// A user model's start value ([initial], [initial_rates]) that the scenario gives as a number: such a key is an
 /// expression, which holds the number as the shortest text that reads back as the same double.
+/// The largest minus the smallest of v (v not empty).
+inline double spread(const std::vector<double>& v) {
+  const auto mm = std::minmax_element(v.begin(), v.end());
+  return *mm.second - *mm.first;
+}
+
 inline double start_number(const rollsim::Scenario& sc, const std::string& key) { return std::stod(sc.string(key)); }
 
 inline std::string read_file(const std::string& path) {

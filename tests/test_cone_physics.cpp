@@ -21,9 +21,10 @@ namespace rollsim {
 namespace {
 
 using test::scenario_text;
+using test::spread;
 
-/// The events of a run of this kind.
-std::vector<EventRecord> events_of(const test::Run& r, const std::string& kind) {
+/// The events of a run of this kind (copies).
+std::vector<EventRecord> events_named(const test::Run& r, const std::string& kind) {
   std::vector<EventRecord> out;
   for (const auto& e : r.rec.events)
     if (e.kind == kind) out.push_back(e);
@@ -34,11 +35,6 @@ std::vector<EventRecord> events_of(const test::Run& r, const std::string& kind) 
 std::size_t count_prefix(const test::Run& r, const std::string& prefix) {
   return static_cast<std::size_t>(std::count_if(r.rec.events.begin(), r.rec.events.end(),
                                                 [&](const EventRecord& e) { return e.kind.rfind(prefix, 0) == 0; }));
-}
-
-double spread(const std::vector<double>& v) {
-  const auto mm = std::minmax_element(v.begin(), v.end());
-  return *mm.second - *mm.first;
 }
 
 double largest_deviation(const std::vector<double>& v, double ref) {
@@ -82,7 +78,7 @@ TEST_CASE("cone physics: a sliding sphere rolls from t* = 2|u0|/(7 mu g) on at v
                                 "initial_rates.psi=5", "solver.rtol=1e-14", "solver.atol=1e-15"});
     REQUIRE(run_.result.completed());
     // One event: the stick. The slip keeps its direction, so no slip_direction event either.
-    const auto sticks = events_of(run_, "stick_floor");
+    const auto sticks = events_named(run_, "stick_floor");
     REQUIRE(sticks.size() == 1);
     CHECK(run_.rec.events.size() == 1);
     CHECK(std::abs(sticks[0].t - t_star) <= 1e-12 * t_star);
@@ -204,7 +200,7 @@ TEST_CASE("cone physics: the tippe top does the same at rtol 1e-8 and 1e-10, and
                                                 "simulation.t_end=" + test::digits(t_end)});
   REQUIRE(roll.result.completed());
   CHECK(roll.result.termination == "t_end");
-  const auto sticks = events_of(roll, "stick_table");
+  const auto sticks = events_named(roll, "stick_table");
   REQUIRE(sticks.size() == 1);
   CHECK(sticks[0].t < 0.05);
   const test::RunSignals sig(roll);
@@ -263,7 +259,7 @@ TEST_CASE("cone physics: an upright disk launched with slip rolls from t* = |u0|
                                 "initial_rates.phi=" + test::digits(s.spin), "simulation.t_end=0.2", "solver.rtol=1e-13",
                                 "solver.atol=1e-15"});
     REQUIRE(coin.result.completed());
-    const auto sticks = events_of(coin, "stick_ground");
+    const auto sticks = events_named(coin, "stick_ground");
     REQUIRE(sticks.size() == 1);
     CHECK(coin.rec.events.size() == 1);
     CHECK(std::abs(sticks[0].t - t_star) <= 1e-12 * t_star);
@@ -475,7 +471,7 @@ TEST_CASE("cone physics: the leaning coin launched with slip (rolling_coin_slip.
   // constant.
   const test::Run coin = test::run_scenario("rolling_coin_slip.toml", {"simulation.t_end=" + test::digits(test::full_or_sanitized(3.0, 0.5))});
   REQUIRE(coin.result.completed());
-  const auto sticks = events_of(coin, "stick_ground");
+  const auto sticks = events_named(coin, "stick_ground");
   REQUIRE(sticks.size() == 1);
   CHECK(count_prefix(coin, "slip_ground") == 0);
   CHECK(count_prefix(coin, "slip_restart_") == 0);
@@ -518,8 +514,8 @@ TEST_CASE("cone physics: the coin of rolling_coin.toml started spinning too fast
                                                           "simulation.t_end=" + test::digits(t_end),
                                                           std::string("solver.method=") + method});
     CHECK_MESSAGE(coin.result.completed(), coin.result.message);
-    CHECK(!events_of(coin, "stick_ground").empty());
-    const auto slips = events_of(coin, "slip_ground");
+    CHECK(!events_named(coin, "stick_ground").empty());
+    const auto slips = events_named(coin, "slip_ground");
     CHECK(!slips.empty());
     const test::RunSignals sig(coin);
     const auto D = sig("dissipated_friction"), balance = sig("energy_balance"), ratio = sig("cone_ratio_ground");

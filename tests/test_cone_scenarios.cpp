@@ -19,12 +19,7 @@ namespace rollsim {
 namespace {
 
 using test::scenario_text;
-
-/// The largest minus the smallest of v.
-double spread(const std::vector<double>& v) {
-  const auto mm = std::minmax_element(v.begin(), v.end());
-  return *mm.second - *mm.first;
-}
+using test::spread;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/io/chunk_writer.hpp"
 
 namespace rollsim::h5 {
 
@@ -355,6 +356,7 @@ Table::Table(hid_t parent, const std::string& group, std::vector<Column> columns
 Table::~Table() {
   try {
     flush();
+    if (chunks_) chunks_->finish();  // before the datasets close
   } catch (...) {
     // A destructor must not throw; writers call flush() explicitly to see errors.
   }
@@ -385,7 +387,11 @@ void Table::flush() {
     } else {
       auto& buf = num_buf_[ni++];
       if (columns_[c].type == ColumnType::Float64) {
-        write_rows(ds, rows_, n, H5T_NATIVE_DOUBLE, buf.data(), columns_[c].name);
+        // A chunk (the last one partial) goes to the chunk writer.
+        if (chunks_ && rows_ % block_ == 0)
+          chunks_->submit(ds, rows_, n, buf.data(), n, block_, columns_[c].name);
+        else
+          write_rows(ds, rows_, n, H5T_NATIVE_DOUBLE, buf.data(), columns_[c].name);
       } else {
         std::vector<int> ints(buf.begin(), buf.end());
         write_rows(ds, rows_, n, H5T_NATIVE_INT, ints.data(), columns_[c].name);

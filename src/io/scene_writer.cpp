@@ -1,5 +1,7 @@
 #include "rollsim/io/scene_writer.hpp"
 
+#include "rollsim/io/chunk_writer.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -79,6 +81,7 @@ SceneWriter::SceneWriter(hid_t root, const SceneSystem& system, std::size_t bloc
 SceneWriter::~SceneWriter() {
   try {
     flush();
+    if (chunks_) chunks_->finish();  // before the datasets close
   } catch (...) {
     // A destructor must not throw; the trajectory writer calls flush() to see errors.
   }
@@ -118,7 +121,10 @@ void SceneWriter::flush() {
     if (ds.fixed) continue;
     for (std::size_t r = 0; r < n; ++r)
       std::copy_n(buffer_.data() + r * size_ + ds.offset, ds.width, column_.data() + r * ds.width);
-    h5::write_rows(ds.handle.get(), rows_, n, H5T_NATIVE_DOUBLE, column_.data(), "scene");
+    if (chunks_ && rows_ % block_ == 0)
+      chunks_->submit(ds.handle.get(), rows_, n, column_.data(), n * ds.width, block_ * ds.width, "scene");
+    else
+      h5::write_rows(ds.handle.get(), rows_, n, H5T_NATIVE_DOUBLE, column_.data(), "scene");
   }
   rows_ += n;
   std::vector<double> extent(extent_.begin(), extent_.end());

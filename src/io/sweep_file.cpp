@@ -13,6 +13,7 @@
 
 #include "rollsim/core/error.hpp"
 
+#include "rollsim/io/chunk_writer.hpp"
 #include "rollsim/io/hdf5.hpp"
 #include "rollsim/io/result_file.hpp"
 
@@ -28,8 +29,7 @@ h5::Filter numeric_filter(const void* data, std::size_t n, std::size_t elem) {
   if (n == 0) return h5::Filter::ShuffleDeflate;
   const auto* bytes = static_cast<const unsigned char*>(data);
   std::vector<unsigned char> shuffled(n * elem);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t b = 0; b < elem; ++b) shuffled[b * n + i] = bytes[i * elem + b];
+  h5::shuffle_bytes(bytes, n, elem, shuffled.data());
   uLongf out = compressBound(static_cast<uLong>(shuffled.size()));
   std::vector<unsigned char> packed(out);
   if (compress2(packed.data(), &out, shuffled.data(), static_cast<uLong>(shuffled.size()), 1) != Z_OK)

@@ -8,6 +8,8 @@
 
 namespace rollsim::h5 {
 
+class ChunkWriter;
+
 /// An owned hid_t, closed with the right H5*close.
 class Handle {
  public:
@@ -96,6 +98,9 @@ class Table {
     ColumnType type = ColumnType::Float64;
   };
   Table(hid_t parent, const std::string& group, std::vector<Column> columns, std::size_t block = 4096);
+  /// Whole blocks of the float64 columns go through `chunks` (compressed on its thread; it must outlive the
+  /// table, or see finish() before the table closes); null: HDF5 filters them as they are written.
+  void compress_with(ChunkWriter* chunks) { chunks_ = chunks; }
   Table(Table&&) = default;
   ~Table();
   /// Append one row; `numbers` holds the numeric columns in order, `strings` the string columns in order.
@@ -111,6 +116,7 @@ class Table {
   std::vector<std::vector<double>> num_buf_;
   std::vector<std::vector<std::string>> str_buf_;
   std::size_t block_, rows_ = 0, buffered_ = 0;
+  ChunkWriter* chunks_ = nullptr;
 };
 
 }  // namespace rollsim::h5

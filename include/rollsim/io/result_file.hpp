@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "rollsim/io/chunk_writer.hpp"
 #include "rollsim/io/hdf5.hpp"
 #include "rollsim/io/scene_writer.hpp"
 #include "rollsim/solve/observer.hpp"
@@ -66,6 +67,9 @@ class TrajectoryWriter final : public Observer {
   ResultFile& file_;
   const HybridSystem* sys_ = nullptr;
   bool write_scene_;
+  /// Compresses the whole chunks of /trajectory and /scene on a second thread; declared first, so that it outlives
+  /// the tables that give it chunks.
+  std::unique_ptr<h5::ChunkWriter> chunks_;
   std::unique_ptr<h5::Table> traj_, events_;
   std::unique_ptr<SceneWriter> scene_;
   std::vector<double> row_, event_row_;

@@ -21,6 +21,8 @@ class SceneWriter {
   void append(double t, const double* x, const double* y, int mode);
   /// Write the buffered rows and the extent so far. Throws IoError.
   void flush();
+  /// Whole blocks go through `chunks` (h5::Table::compress_with).
+  void compress_with(h5::ChunkWriter* chunks) { chunks_ = chunks; }
 
  private:
   /// A dataset of one drawable: the columns [offset, offset + width) of a sample's values; one row when fixed.
@@ -39,6 +41,7 @@ class SceneWriter {
   std::vector<double> buffer_, column_;
   std::size_t size_, block_, buffered_ = 0, rows_ = 0;
   std::array<double, 6> extent_;
+  h5::ChunkWriter* chunks_ = nullptr;
 };
 
 }  // namespace rollsim

@@ -1,0 +1,72 @@
+#pragma once
+/// \file Whole chunks of a run's float64 datasets, shuffled and deflated on a second thread while the run goes on.
+#include <hdf5.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rollsim::h5 {
+
+/// HDF5's shuffle filter: byte b of element i (of n elements of `elem` bytes) goes to position b * n + i.
+void shuffle_bytes(const unsigned char* in, std::size_t n, std::size_t elem, unsigned char* out);
+
+/// Writes whole chunks of float64 datasets made by create_growing(..., Filter::ShuffleDeflate): each chunk is
+/// shuffled and deflated at level 1 here as HDF5's two filters would do it (the file holds the same bytes, and any
+/// reader reads them through the dataset's filters), and written with H5Dwrite_chunk. The compression is done on a
+/// thread of the writer's own, started at the first chunk, while the caller goes on; HDF5 itself is called only
+/// from the caller's thread (the library is not thread-safe), in the order the chunks were given. When the chunks
+/// given and not yet written hold more than kMaxHeldBytes, the caller compresses too, or waits. Not thread-safe: one
+/// caller thread.
+///
+/// Deflating is most of what samples cost (the double pendulum's 200,000 samples: 79 % of the run's CPU in zlib),
+/// and zlib allocated and cleared about 256 KiB to deflate each chunk through HDF5 (compress2); one stream per
+/// thread is reset instead.
+class ChunkWriter {
+ public:
+  ChunkWriter();
+  ChunkWriter(const ChunkWriter&) = delete;
+  ChunkWriter& operator=(const ChunkWriter&) = delete;
+  /// Stops the thread. Chunks given and not yet written are dropped: finish() writes them.
+  ~ChunkWriter();
+
+  /// Queues the chunk of `ds` that starts at row `first` (a multiple of its chunk rows) and holds `rows` rows (at
+  /// most its chunk rows; the dataset is extended to first + rows): `count` doubles, row-major, copied, then zeros
+  /// (the datasets' fill value, as HDF5 fills a partial chunk) up to `chunk_count`, the values of a whole chunk.
+  /// Writes the chunks already compressed, in order. Throws IoError.
+  void submit(hid_t ds, std::size_t first, std::size_t rows, const double* values, std::size_t count,
+              std::size_t chunk_count, const std::string& name);
+  /// Compresses (with the thread's help) and writes every chunk queued. Throws IoError for the first that fails;
+  /// the others are dropped.
+  void finish();
+
+  /// The values of the chunks given and not yet written, at most (about as much again is held compressed).
+  static constexpr std::size_t kMaxHeldBytes = std::size_t{4} << 20;
+
+ private:
+  struct Job;
+  struct Stream;
+  void work();
+  /// Writes the leading chunks that are compressed; with `wait`, all of them, compressing queued ones meanwhile.
+  void write_ready(bool wait);
+  void write(Job& job);
+  /// Compresses the first queued chunk on the caller's thread; false if none is queued. Called with the lock held.
+  bool help(std::unique_lock<std::mutex>& lock);
+
+  std::mutex mutex_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::unique_ptr<Job>> jobs_;  ///< in the order given
+  std::vector<std::unique_ptr<Job>> spare_;  ///< written jobs, their buffers reused
+  std::size_t held_bytes_ = 0;             ///< the values of the jobs in jobs_
+  bool stop_ = false;
+  std::unique_ptr<Stream> caller_stream_;
+  std::thread thread_;
+};
+
+}  // namespace rollsim::h5

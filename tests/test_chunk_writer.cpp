@@ -1,0 +1,125 @@
+// The chunk writer (io/chunk_writer.hpp): chunks it compresses on its thread are the bytes HDF5's own shuffle and
+// deflate filters write for the same rows (compared chunk by chunk with H5Dread_chunk), read back as the values
+// given, through the whole-chunk, partial-chunk and back-pressure paths; a chunk that cannot be written is an
+// IoError from finish(), and the writer then stops cleanly.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rollsim/core/error.hpp"
+#include "rollsim/io/chunk_writer.hpp"
+#include "rollsim/io/hdf5.hpp"
+#include "support.hpp"
+
+using namespace rollsim;
+using namespace rollsim::test;
+
+namespace {
+
+/// Values with a varied mantissa (as a trajectory's), row r and column c.
+double value(std::size_t r, std::size_t c) {
+  return std::sin(0.001 * static_cast<double>(r) + 0.37 * static_cast<double>(c)) * (1.0 + static_cast<double>(c));
+}
+
+/// The raw (filtered) bytes of every chunk of `ds`, and each one's filter mask.
+std::vector<std::vector<unsigned char>> raw_chunks(hid_t ds, std::vector<std::uint32_t>& masks) {
+  hsize_t n = 0;
+  h5::Handle space(H5Dget_space(ds), H5Sclose, "H5Dget_space");
+  REQUIRE(H5Dget_num_chunks(ds, space.get(), &n) >= 0);
+  std::vector<std::vector<unsigned char>> out;
+  masks.clear();
+  for (hsize_t i = 0; i < n; ++i) {
+    hsize_t offset[3] = {}, size = 0;
+    unsigned mask = 0;
+    haddr_t addr = 0;
+    REQUIRE(H5Dget_chunk_info(ds, space.get(), i, offset, &mask, &addr, &size) >= 0);
+    std::vector<unsigned char> bytes(size);
+    std::uint32_t read_mask = 0;
+    REQUIRE(H5Dread_chunk(ds, H5P_DEFAULT, offset, &read_mask, bytes.data()) >= 0);
+    out.push_back(std::move(bytes));
+    masks.push_back(read_mask);
+  }
+  return out;
+}
+
+/// `rows` rows of `width` values written as growing datasets of `chunk` rows, once through HDF5's filters and once
+/// through a ChunkWriter (whole chunks, and the last one partial as the writers give it); the two datasets' chunks
+/// and values compared.
+void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk) {
+  TempDir dir;
+  const std::string path = (dir.path / "chunks.h5").string();
+  std::vector<double> data(rows * width);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < width; ++c) data[r * width + c] = value(r, c);
+  const std::vector<std::size_t> shape = width == 1 ? std::vector<std::size_t>{} : std::vector<std::size_t>{width / 3, 3};
+  {
+    h5::Handle file = h5::create_file(path);
+    h5::Handle a = h5::create_growing(file.get(), "hdf5", H5T_IEEE_F64LE, chunk, h5::Filter::ShuffleDeflate, nullptr, shape);
+    h5::Handle b = h5::create_growing(file.get(), "chunks", H5T_IEEE_F64LE, chunk, h5::Filter::ShuffleDeflate, nullptr, shape);
+    h5::ChunkWriter writer;
+    for (std::size_t first = 0; first < rows; first += chunk) {
+      const std::size_t n = std::min(chunk, rows - first);
+      h5::write_rows(a.get(), first, n, H5T_NATIVE_DOUBLE, data.data() + first * width, "hdf5");
+      writer.submit(b.get(), first, n, data.data() + first * width, n * width, chunk * width, "chunks");
+    }
+    writer.finish();
+  }
+  h5::Handle file = h5::open_file_readonly(path);
+  h5::Handle a(H5Dopen2(file.get(), "hdf5", H5P_DEFAULT), H5Dclose, "open");
+  h5::Handle b(H5Dopen2(file.get(), "chunks", H5P_DEFAULT), H5Dclose, "open");
+  std::vector<std::uint32_t> mask_a, mask_b;
+  const auto ca = raw_chunks(a.get(), mask_a), cb = raw_chunks(b.get(), mask_b);
+  REQUIRE(ca.size() == (rows + chunk - 1) / chunk);
+  REQUIRE(cb.size() == ca.size());
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    CAPTURE(i);
+    CHECK(mask_b[i] == mask_a[i]);
+    CHECK(cb[i].size() == ca[i].size());
+    CHECK(cb[i] == ca[i]);
+    CHECK(cb[i].size() < chunk * width * sizeof(double));  // deflated: smaller than the raw chunk
+  }
+  // The values read back through the filters, and the extent: the rows given, not the last chunk's fill.
+  h5::Handle space(H5Dget_space(b.get()), H5Sclose, "H5Dget_space");
+  hsize_t dims[3] = {};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  CHECK(dims[0] == rows);
+  std::vector<double> back(rows * width, NAN);
+  REQUIRE(H5Dread(b.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0);
+  CHECK(back == data);
+}
+
+}  // namespace
+
+TEST_CASE("chunk writer: a column's chunks are HDF5's shuffle and deflate bytes, the last one partial") {
+  compare_paths(10000, 1, 1024);  // 9 whole chunks and one of 784 rows
+}
+
+TEST_CASE("chunk writer: a scene's rows of points (rows x 3 x 3), one chunk partial") {
+  compare_paths(700, 9, 256);
+}
+
+TEST_CASE("chunk writer: more chunks than it may hold at once are written in order, the caller compressing too") {
+  // 96 chunks of 16,384 rows: 12 MiB, three times the values the writer holds before its caller compresses or waits.
+  REQUIRE(96 * 16384 * sizeof(double) >= 3 * h5::ChunkWriter::kMaxHeldBytes);
+  compare_paths(96 * 16384, 1, 16384);
+}
+
+TEST_CASE("chunk writer: a chunk that cannot be written is an IoError from finish, and the writer stops cleanly") {
+  TempDir dir;
+  h5::Handle file = h5::create_file((dir.path / "bad.h5").string());
+  std::vector<double> v(64, 1.0);
+  h5::ChunkWriter writer;
+  // Not a dataset: HDF5 refuses to write a chunk to a group.
+  h5::Handle group = h5::create_group(file.get(), "not_a_dataset");
+  // The first chunk's failure comes from whichever call writes it: a later submit or finish.
+  auto give = [&] {
+    writer.submit(group.get(), 0, 64, v.data(), 64, 64, "not_a_dataset");
+    writer.submit(group.get(), 64, 64, v.data(), 64, 64, "not_a_dataset");
+    writer.finish();
+  };
+  CHECK_THROWS_AS(give(), IoError);
+  CHECK_NOTHROW(writer.finish());  // nothing left: the failed chunk's followers were dropped
+}
