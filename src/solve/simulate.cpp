@@ -33,6 +33,11 @@ std::string number(double v) {
   return os.str();
 }
 
+/// v resized to n only when its size differs: the hot paths' vectors keep their size, and resize is not inlined.
+inline void fit(std::vector<double>& v, size_t n) {
+  if (v.size() != n) v.resize(n);
+}
+
 /// A witness crossing found by the loop's own search of a step (docs/audit.md): the time, the state on the far
 /// side of the crossing, and the witness with its direction.
 struct Crossing {
@@ -178,7 +183,7 @@ class Loop {
         // Valid as the next start only when the search filled it for this very step.
         cache_valid_ = searched_ && status != Integrator::Status::Root;
         if (cache_valid_) {
-          std::swap(pa_, pb_);
+          pa_.swap(pb_);
           cache_mode_ = mode_;
         }
         if (status == Integrator::Status::Root) {
@@ -211,19 +216,35 @@ class Loop {
   struct Point {
     double t = 0;
     std::vector<double> x, xdot, g, rate;
+    /// Sized for n states and m witnesses (resized only when a size differs: a step's search calls no resize).
+    void size(size_t n, size_t m) {
+      if (x.size() != n) {
+        x.resize(n);
+        xdot.resize(n);
+      }
+      if (g.size() != m) {
+        g.resize(m);
+        rate.resize(m);
+      }
+    }
+    /// Exchanges the storage (the step's end becomes the next start) without moving the vectors through a temporary.
+    void swap(Point& o) noexcept {
+      std::swap(t, o.t);
+      x.swap(o.x);
+      xdot.swap(o.xdot);
+      g.swap(o.g);
+      rate.swap(o.rate);
+    }
   };
 
   void fill_point(Point& p, const Integrator& integ, double t, const double* x_known, size_t m) const {
     p.t = t;
-    p.x.resize(n_);
+    p.size(n_, m);
     if (x_known)
       std::copy(x_known, x_known + n_, p.x.begin());
     else
       integ.state_at(t, p.x.data());
-    p.xdot.resize(n_);
     integ.derivative_at(t, p.xdot.data());
-    p.g.resize(m);
-    p.rate.resize(m);
     ev_->witness_values(t, p.x.data(), mode_, p.g.data());
     ev_->witness_rates(t, p.x.data(), p.xdot.data(), mode_, p.rate.data());
   }
@@ -232,7 +253,7 @@ class Loop {
                     bool rate) const {
     integ.state_at(t, x.data());
     if (rate) {
-      xdot_scratch_.resize(n_);
+      fit(xdot_scratch_, n_);
       integ.derivative_at(t, xdot_scratch_.data());
       ev_->witness_rates(t, x.data(), xdot_scratch_.data(), mode_, g.data());
     } else
@@ -246,8 +267,8 @@ class Loop {
                 bool rate) const {
     std::vector<double>& x = bisect_x_;
     std::vector<double>& g = bisect_g_;
-    x.resize(n_);
-    g.resize(ev_->witness_count(mode_));
+    fit(x, n_);
+    fit(g, ev_->witness_count(mode_));
     return locate_crossing(lo, hi, v_lo, v_hi, [&](double t) { return s * witness_at(integ, t, i, x, g, rate); });
   }
 
@@ -274,7 +295,7 @@ class Loop {
     double t_far = 0, excess = 0;
     bool graze = false;
     std::vector<double>& xe = xe_scratch_;  // per-loop scratch: a step's search does not allocate
-    xe.resize(n_);
+    fit(xe, n_);
     if (d * hi.g[i] > 0) {
       t_far = hi.t;
       excess = d * hi.g[i];
@@ -282,7 +303,7 @@ class Loop {
     } else if (d * lo.rate[i] > 0 && d * hi.rate[i] < 0) {
       const double te = locate(integ, lo.t, hi.t, -d * lo.rate[i], -d * hi.rate[i], i, -d, /*rate=*/true);
       std::vector<double>& g = bisect_g_;
-      g.resize(lo.g.size());
+      fit(g, lo.g.size());
       const double ge = witness_at(integ, te, i, xe, g, false);
       if (!(d * ge > 0)) return;
       t_far = te;
@@ -292,7 +313,7 @@ class Loop {
       return;
     }
     std::vector<double>& err = err_scratch_;
-    err.resize(n_);
+    fit(err, n_);
     if (w.bounds_region) {
       // A region witness: an excursion within the integration error is not an event (the audit allows it);
       // beyond it, it is one, from any start.
@@ -315,7 +336,7 @@ class Loop {
       c.x = lo.x;
     } else {
       c.t = locate(integ, lo.t, t_far, d * g0, excess, i, d, false);
-      c.x.resize(n_);
+      fit(c.x, n_);
       integ.state_at(c.t, c.x.data());
     }
     c.index = static_cast<int>(i);
@@ -464,7 +485,7 @@ class Loop {
 
   void audit(const Integrator& integ, const char* where) {
     if (!sys_.has_modes() && !audit_energy_) return;
-    err_.resize(n_);
+    fit(err_, n_);
     integ.error_scale(x_.data(), err_.data());
     if (sys_.has_modes() && ev_) {
       const RegionCheck rc = ev_->region_check(t_, x_.data(), mode_, err_.data());
