@@ -94,17 +94,17 @@ ResultFile::~ResultFile() {
 
 namespace {
 
-/// Rows per chunk of /trajectory and /scene (and rows buffered before a write): the samples the run would write by
-/// t_end in 1,024 chunks, at least 1,024 rows and at most 16,384. HDF5 keeps the chunk index's nodes in memory as the
-/// datasets grow: about 8 MiB for the 32,000 chunks of the table's 10^7 samples in chunks of 4,096 rows (peak RSS
-/// 34 MiB, against 26 MiB for 10^6 samples); in chunks of 16,384 rows, 29 MiB. Larger chunks buffer more (a run
-/// stopped by an event long before t_end would buffer for samples it never writes): 128 KiB a column at most.
-/// A chunk is deflated whole, fill included, so a run that would write fewer than 1,024 samples gets chunks of the
+/// Rows per chunk of /trajectory and /scene (and rows buffered before a write): 4,096, or the samples the run would
+/// write by t_end in 1,024 chunks, up to 16,384. HDF5 keeps the chunk index's nodes in memory as the datasets grow:
+/// about 8 MiB for the 32,000 chunks of the table's 10^7 samples in chunks of 4,096 rows (peak RSS 34 MiB, against
+/// 26 MiB for 10^6 samples); in chunks of 16,384 rows, 29 MiB. Larger chunks buffer more (a run stopped by an event
+/// long before t_end would buffer for samples it never writes): 128 KiB a column at most.
+/// A chunk is deflated whole, fill included, so a run that would write fewer than 4,096 samples gets chunks of the
 /// next power of two above its samples and 32 more rows (its events' samples), at least 64: a sample-free run of
 /// the table deflated 4,096-row chunks of /trajectory and /scene for 35 million instructions, more than its
 /// integration took.
 std::size_t trajectory_block(const RunInfo& info) {
-  constexpr double kChunks = 1024, kMin = 1024, kMax = 16384;
+  constexpr double kChunks = 1024, kMin = 4096, kMax = 16384;
   const double samples = info.output_dt > 0 ? (info.t_end - info.t0) / info.output_dt + 1 : 0;
   if (!(samples > 0) || !std::isfinite(samples)) return static_cast<std::size_t>(kMin);
   if (samples < kMin)
