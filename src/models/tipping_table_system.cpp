@@ -137,6 +137,9 @@ class DemandTracker {
     // and the left end of the next.
     Ends now;
     contact_forces(p_, x, p_.table_torque, now.n, now.t);
+    // dD/dt here now, while forces_along still holds this state's rates (the step search's witness rates have just
+    // asked for them): asked for later, as an interval's left end, it would be worked out again.
+    if (now.n > 0) rate_at(x, now);
     if (have_prev_ && t > t_prev_) interval(t_prev_, x_prev_, prev_, t, x, now);
     take(now.n, now.t);
     t_prev_ = t;
