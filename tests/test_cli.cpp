@@ -442,6 +442,24 @@ TEST_CASE("long work: the progress bar's text shows the fraction, the elapsed ti
   CHECK(ProgressBar::text(0.5, "runs", 4000.0).find("elapsed 1:06:40  left 1:06:40") != std::string::npos);
 }
 
+TEST_CASE("long work: no progress line when stderr is a pipe, in run, bench, sweep and linearize --sweep") {
+  // The bar redraws its line with a carriage return and clears it at the end; through a pipe (run_binary's) none of
+  // that may reach the output.
+  test::TempDir dir;
+  const std::string scen = rollsim::test::source_dir() + "/scenarios/";
+  for (const std::string& args :
+       {"run " + scen + "tipping_table.toml -o " + (dir.path / "r.h5").string(),
+        "bench " + scen + "tipping_table.toml -n 3",
+        "sweep " + scen + "table_edge_time.toml -o " + (dir.path / "s.h5").string(),
+        "linearize " + scen + "bicycle_meijaard.toml --sweep --set initial_rates.phi=0 -o " + (dir.path / "l.h5").string()}) {
+    CAPTURE(args);
+    std::string out;
+    CHECK(test::run_binary(args, out) == 0);
+    CHECK(out.find('\r') == std::string::npos);
+    CHECK(out.find("elapsed") == std::string::npos);
+  }
+}
+
 TEST_CASE("long work: bench picks its run count, or takes -n") {
   std::string out;
   REQUIRE(test::run_binary("bench " + rollsim::test::source_dir() + "/scenarios/tipping_table.toml -n 3", out) == 0);

@@ -60,16 +60,18 @@ std::string ProgressBar::text(double fraction, const char* label, double elapsed
 }
 
 void ProgressBar::draw(double fraction, const char* label, Clock::time_point start) {
-  if (!enabled()) return;
   const auto now = Clock::now();
   const long long ticks = now.time_since_epoch().count();
   if (fraction < 1 && ticks - last_draw.load() < std::chrono::duration_cast<Clock::duration>(kInterval).count()) return;
   last_draw.store(ticks);
+  // Asked of the system only when a line is due (isatty is a system call; a run calls this at every sample).
+  if (!enabled()) return;
   std::fprintf(stderr, "\r%s", text(fraction, label, std::chrono::duration<double>(now - start).count()).c_str());
   std::fflush(stderr);
 }
 
 void ProgressBar::clear() {
+  if (!enabled()) return;  // nothing was drawn: a file or a pipe gets no blank line
   std::fprintf(stderr, "\r%80s\r", "");
   std::fflush(stderr);
   last_draw.store(0);
