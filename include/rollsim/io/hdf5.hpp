@@ -98,8 +98,8 @@ class Table {
     ColumnType type = ColumnType::Float64;
   };
   Table(hid_t parent, const std::string& group, std::vector<Column> columns, std::size_t block = 4096);
-  /// Whole blocks of the float64 columns go through `chunks` (compressed on its thread; it must outlive the
-  /// table, or see finish() before the table closes); null: HDF5 filters them as they are written.
+  /// The float64 columns' blocks (each a chunk, the last one partial) go through `chunks`, compressed on its
+  /// thread; it must outlive the table (the table's destructor calls its finish()). Null: HDF5 filters them.
   void compress_with(ChunkWriter* chunks) { chunks_ = chunks; }
   Table(Table&&) = default;
   ~Table();

@@ -21,7 +21,7 @@ class SceneWriter {
   void append(double t, const double* x, const double* y, int mode);
   /// Write the buffered rows and the extent so far. Throws IoError.
   void flush();
-  /// Whole blocks go through `chunks` (h5::Table::compress_with).
+  /// The blocks (each a chunk, the last one partial) go through `chunks`, as h5::Table::compress_with says.
   void compress_with(h5::ChunkWriter* chunks) { chunks_ = chunks; }
 
  private:
