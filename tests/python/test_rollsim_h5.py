@@ -91,6 +91,29 @@ class LoadTest(unittest.TestCase):
                         else:
                             self.assertEqual(getattr(r, g), {})
 
+    def test_scene_read_at_first_use(self):
+        # /scene is read when `scene` is first asked for, not by load(): the same Table as reading the group then,
+        # kept for later uses; None for a file without it and for a sweep point.
+        import scene_fixtures
+        from rollsim import h5 as h5mod
+        path = os.path.join(self.tmp.name, "planar_scene.h5")
+        scene_fixtures.write_planar(path)
+        r = rollsim.load(path)
+        self.assertIs(r._scene, h5mod._UNREAD)
+        scene = r.scene
+        with h5py.File(path, "r") as f:
+            self.check_group(f["scene"], scene, "scene")
+            for name in f["scene"]:
+                self.check_group(f["scene"][name], scene[name], "scene/" + name)
+        self.assertIs(r.scene, scene)
+        self.assertIsNone(rollsim.load(self.files["table"]).scene)
+        # Asked for after the file is gone: a RollsimFileError that names the file.
+        gone = rollsim.load(path)
+        os.remove(path)
+        with self.assertRaises(rollsim.RollsimFileError) as cm:
+            gone.scene
+        self.assertIn(path, str(cm.exception))
+
     def test_strings_are_str(self):
         r = rollsim.load(self.files["table"])
         self.assertEqual(r.provenance["git_hash"], "0123456789ab")  # fixed-length bytes in the file

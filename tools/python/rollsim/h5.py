@@ -128,6 +128,9 @@ class Table(dict):
         return 0
 
 
+_UNREAD = object()  # RollsimResult._scene before its first use
+
+
 @dataclasses.dataclass
 class RollsimResult:
     """Everything in one rollsim result file."""
@@ -150,7 +153,20 @@ class RollsimResult:
     # and nested Tables "trajectory" and "events" (empty when the file has none for that point).
     points: dict = dataclasses.field(default_factory=dict)
     # /scene: how the model looks (format 1, docs/animate.md), one nested Table per drawable; None without it.
-    scene: Optional[Table] = None
+    # Read from the file at the first use of ``scene`` (it often holds more values a sample than the trajectory).
+    _scene: Any = dataclasses.field(default=None, repr=False)
+
+    @property
+    def scene(self) -> Optional[Table]:
+        """The file's /scene as a Table of drawables (None without one), read from the file at first use."""
+        if self._scene is _UNREAD:
+            try:
+                with h5py.File(self.path, "r") as f:
+                    g = f.get("scene")
+                    self._scene = _read_group(g) if isinstance(g, h5py.Group) else None
+            except OSError as exc:
+                raise RollsimFileError(self.path, f"cannot read /scene ({exc})") from None
+        return self._scene
 
     # Convenience views of the provenance.
     @property
@@ -210,7 +226,7 @@ class RollsimResult:
         return dataclasses.replace(
             self, provenance=prov, resolved=resolved, trajectory=p.get("trajectory", Table()),
             events=p.get("events", Table()), summary={}, solver={}, linear=None, sweep=None, growth=None,
-            formulations=None, linear_sweep=None, points={}, scene=None)
+            formulations=None, linear_sweep=None, points={}, _scene=None)
 
     def param(self, key: str, default=None):
         """A value from the resolved scenario, as float when it parses as one."""
@@ -519,7 +535,7 @@ def load(path, allow_incomplete: bool = False) -> RollsimResult:
             formulations=group("formulations"),
             linear_sweep=group("linear_sweep"),
             points=dict(sorted(points.items())),
-            scene=group("scene"),
+            _scene=_UNREAD if isinstance(f.get("scene"), h5py.Group) else None,
         )
     return result
 
