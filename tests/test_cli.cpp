@@ -420,15 +420,21 @@ TEST_CASE("events: every model's /events table is written, outputs and extra val
 
 TEST_CASE("long work: a result over 1 GiB is announced before the run, unless output.warn_size = false") {
   test::TempDir dir;
-  // 1e8 + 1 samples of 4 states and 8 outputs, 8 bytes each: 1e8 * 96 / 2^30 = 8.94 GiB. The run stops at its
-  // first step (max_steps = 1).
+  // 1e8 + 1 samples, 8 bytes a value. Each sample: the time, 4 states and 8 outputs, and /scene's 30 values (the
+  // table's and the wheel's poses, a position and a rotation matrix, 12 each; the contact's point and force, 6; the
+  // hinge is static, written once): 43 values, 1e8 * 344 / 2^30 = 32.04 GiB. Without the scene 13 values,
+  // 1e8 * 104 / 2^30 = 9.69 GiB. The run stops at its first step (max_steps = 1).
   const std::string scen = dir.file("s.toml", std::string(kTable) + "max_steps = 1\n");
   const std::string big = " --set simulation.t_end=100 --set simulation.output_dt=1e-6 -q -o " +
                           (dir.path / "o.h5").string();
   std::string out;
   CHECK(test::run_binary("run " + scen + big, out) == 3);
-  CHECK(out.find("rollsim: warning: the result will hold about 8.9 GiB (1e+08 samples of 12 states and outputs)") !=
-        std::string::npos);
+  CHECK(out.find("rollsim: warning: the result will hold about 32.0 GiB before compression (1e+08 samples of 43 "
+                 "values: time, 12 states and outputs, 30 of /scene); raise simulation.output_dt to write less or set "
+                 "output.scene = false,") != std::string::npos);
+  CHECK(test::run_binary("run " + scen + big + " --set output.scene=false", out) == 3);
+  CHECK(out.find("rollsim: warning: the result will hold about 9.7 GiB before compression (1e+08 samples of 13 "
+                 "values: time, 12 states and outputs); raise simulation.output_dt to write less,") != std::string::npos);
   CHECK(test::run_binary("run " + scen + big + " --set output.warn_size=false", out) == 3);
   CHECK(out.find("warning") == std::string::npos);
   CHECK(test::run_binary("run " + scen + " -q -o " + (dir.path / "o.h5").string(), out) == 3);

@@ -96,8 +96,9 @@ const Parameters<OutputOptions>& output_parameters() {
                                                       "command's -o overrides it"),
                                         "the scenario's name + .h5")),
           param(&O::warn_size, boolean_option("output.warn_size",
-                                              "warn on stderr before a run whose /trajectory would exceed 1 GiB "
-                                              "(samples x (states + outputs) x 8 bytes); false: do not warn")),
+                                              "warn on stderr before a run whose samples would exceed 1 GiB "
+                                              "before compression (samples x (time, states, outputs and the "
+                                              "values of /scene) x 8 bytes); false: do not warn")),
           param(&O::scene, boolean_option("output.scene",
                                           "write the model's drawing, its bodies' poses and drawn points per sample, "
                                           "as /scene (docs/scene.md); false: none (a sweep writes none)")),

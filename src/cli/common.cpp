@@ -9,6 +9,7 @@
 #include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/app/registry.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/hybrid/scene.hpp"
 #include "rollsim/hybrid/system.hpp"
 
 namespace rollsim::cli {
@@ -18,20 +19,34 @@ std::string& command_line() {
   return s;
 }
 
-double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt) {
+SampleValues sample_values(const HybridSystem& system, bool scene) {
+  SampleValues v;
+  v.states_outputs = system.states().size() + system.outputs().size();
+  if (const auto* drawn = facet<SceneSystem>(system); scene && drawn)
+    for (const Drawable& d : drawn->scene().drawables)
+      if (!d.fixed) v.scene += d.size();
+  return v;
+}
+
+double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt, bool scene) {
   const double samples = std::floor((opt.t_end - opt.t0) / opt.output_dt) + 1;
-  return samples * static_cast<double>(system.states().size() + system.outputs().size()) * 8.0;
+  return samples * static_cast<double>(sample_values(system, scene).total()) * 8.0;
 }
 
 void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  const double bytes = projected_result_bytes(system, opt);
+  const bool scene = output_options(sc).scene;
+  const double bytes = projected_result_bytes(system, opt, scene);
   if (bytes <= kGiB || !output_options(sc).warn_size) return;
+  const SampleValues v = sample_values(system, scene);
+  std::string parts = "time, " + std::to_string(v.states_outputs) + " states and outputs";
+  if (v.scene > 0) parts += ", " + std::to_string(v.scene) + " of /scene";
   std::fprintf(stderr,
-               "rollsim: warning: the result will hold about %.1f GiB (%.4g samples of %zu states and outputs); "
-               "raise simulation.output_dt to write less, or set output.warn_size = false to silence this\n",
-               bytes / kGiB, std::floor((opt.t_end - opt.t0) / opt.output_dt) + 1,
-               system.states().size() + system.outputs().size());
+               "rollsim: warning: the result will hold about %.1f GiB before compression (%.4g samples of %zu "
+               "values: %s); raise simulation.output_dt to write less%s, or set output.warn_size = false to "
+               "silence this\n",
+               bytes / kGiB, std::floor((opt.t_end - opt.t0) / opt.output_dt) + 1, v.total(), parts.c_str(),
+               v.scene > 0 ? " or set output.scene = false" : "");
 }
 
 std::string output_path(const Scenario& sc, const std::string& dash_o, const std::string& suffix) {

@@ -25,9 +25,16 @@ std::string optional_output_path(const Scenario& sc, const std::string& dash_o);
 
 Provenance provenance(const Scenario& sc);
 
-/// The projected size of a run's /trajectory (samples x (states + outputs) x 8 bytes), and a warning on stderr
-/// when it exceeds 1 GiB, unless output.warn_size = false.
-double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt);
+/// The values a run writes per sample: /trajectory's (time, the states and the outputs) and, when the run writes
+/// its scene (output.scene), /scene's (the drawables that move; a static one is written once).
+struct SampleValues {
+  std::size_t states_outputs = 0, scene = 0;
+  std::size_t total() const { return 1 + states_outputs + scene; }
+};
+SampleValues sample_values(const HybridSystem& system, bool scene);
+/// The projected size of a run's samples before compression (samples x SampleValues::total() x 8 bytes), and a
+/// warning on stderr when it exceeds 1 GiB, unless output.warn_size = false.
+double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt, bool scene);
 void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt);
 
 /// Print a run's summary and solver work to stdout.
