@@ -28,17 +28,16 @@ SampleValues sample_values(const HybridSystem& system, bool scene) {
   return v;
 }
 
-double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt, bool scene) {
+double projected_result_bytes(const SampleValues& values, const SimulationOptions& opt) {
   const double samples = std::floor((opt.t_end - opt.t0) / opt.output_dt) + 1;
-  return samples * static_cast<double>(sample_values(system, scene).total()) * 8.0;
+  return samples * static_cast<double>(values.total()) * 8.0;
 }
 
 void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  const bool scene = output_options(sc).scene;
-  const double bytes = projected_result_bytes(system, opt, scene);
+  const SampleValues v = sample_values(system, output_options(sc).scene);
+  const double bytes = projected_result_bytes(v, opt);
   if (bytes <= kGiB || !output_options(sc).warn_size) return;
-  const SampleValues v = sample_values(system, scene);
   std::string parts = "time, " + std::to_string(v.states_outputs) + " states and outputs";
   if (v.scene > 0) parts += ", " + std::to_string(v.scene) + " of /scene";
   std::fprintf(stderr,

@@ -34,7 +34,7 @@ struct SampleValues {
 SampleValues sample_values(const HybridSystem& system, bool scene);
 /// The projected size of a run's samples before compression (samples x SampleValues::total() x 8 bytes), and a
 /// warning on stderr when it exceeds 1 GiB, unless output.warn_size = false.
-double projected_result_bytes(const HybridSystem& system, const SimulationOptions& opt, bool scene);
+double projected_result_bytes(const SampleValues& values, const SimulationOptions& opt);
 void warn_result_size(const Scenario& sc, const HybridSystem& system, const SimulationOptions& opt);
 
 /// Print a run's summary and solver work to stdout.

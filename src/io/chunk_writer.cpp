@@ -76,44 +76,29 @@ ChunkWriter::~ChunkWriter() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool ChunkWriter::compress_next(std::unique_lock<std::mutex>& lock, Stream& stream) {
+  const auto queued = std::find_if(jobs_.begin(), jobs_.end(), [](const auto& j) { return j->state == Job::State::Queued; });
+  if (queued == jobs_.end()) return false;
+  Job& job = **queued;
+  job.state = Job::State::Running;
+  lock.unlock();
+  stream.compress(job);
+  lock.lock();
+  job.state = Job::State::Done;
+  done_cv_.notify_all();
+  return true;
+}
+
 void ChunkWriter::work() {
   Stream stream;
   std::unique_lock lock(mutex_);
-  while (true) {
-    work_cv_.wait(lock, [&] {
-      return stop_ || std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j->state == Job::State::Queued; });
-    });
-    if (stop_) return;
-    Job* job = nullptr;
-    for (auto& j : jobs_)
-      if (j->state == Job::State::Queued) {
-        job = j.get();
-        break;
-      }
-    job->state = Job::State::Running;
-    lock.unlock();
-    stream.compress(*job);
-    lock.lock();
-    job->state = Job::State::Done;
-    done_cv_.notify_all();
-  }
+  while (!stop_)
+    if (!compress_next(lock, stream)) work_cv_.wait(lock);
 }
 
 bool ChunkWriter::help(std::unique_lock<std::mutex>& lock) {
-  Job* job = nullptr;
-  for (auto& j : jobs_)
-    if (j->state == Job::State::Queued) {
-      job = j.get();
-      break;
-    }
-  if (!job) return false;
-  job->state = Job::State::Running;
-  lock.unlock();
   if (!caller_stream_) caller_stream_ = std::make_unique<Stream>();
-  caller_stream_->compress(*job);
-  lock.lock();
-  job->state = Job::State::Done;
-  return true;
+  return compress_next(lock, *caller_stream_);
 }
 
 void ChunkWriter::submit(hid_t ds, std::size_t first, std::size_t rows, const double* values, std::size_t count,
@@ -185,18 +170,8 @@ void ChunkWriter::write_ready(bool wait) {
 
 void ChunkWriter::write(Job& job) {
   if (!job.error.empty()) throw IoError("writing " + job.name + ": " + job.error);
-  constexpr int kMaxRank = 3;
-  Handle space(H5Dget_space(job.ds), H5Sclose, "H5Dget_space");
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 1 || rank > kMaxRank)
-    throw IoError("writing " + job.name + ": a growing dataset of rank " + std::to_string(rank));
-  hsize_t have[kMaxRank] = {}, offset[kMaxRank] = {job.first};
-  H5Sget_simple_extent_dims(space.get(), have, nullptr);
-  if (have[0] < job.first + job.rows) {
-    hsize_t total[kMaxRank] = {job.first + job.rows};
-    for (int i = 1; i < rank; ++i) total[i] = have[i];
-    check(H5Dset_extent(job.ds, total), "extending " + job.name);
-  }
+  hsize_t shape[kMaxGrowingRank] = {}, offset[kMaxGrowingRank] = {job.first};  // the chunk starts a row
+  grow_rows(job.ds, job.first + job.rows, shape, job.name);
   check(H5Dwrite_chunk(job.ds, H5P_DEFAULT, 0, offset, job.packed.size(), job.packed.data()), "writing " + job.name);
 }
 

@@ -120,18 +120,23 @@ Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::si
                 ("creating dataset " + name).c_str());
 }
 
+int grow_rows(hid_t ds, std::size_t rows, hsize_t* row_shape, const std::string& name) {
+  Handle cur(H5Dget_space(ds), H5Sclose, "H5Dget_space");
+  const int rank = H5Sget_simple_extent_ndims(cur.get());
+  if (rank < 1 || rank > kMaxGrowingRank)
+    throw IoError("writing " + name + ": a growing dataset of rank " + std::to_string(rank));
+  hsize_t have[kMaxGrowingRank] = {};
+  H5Sget_simple_extent_dims(cur.get(), have, nullptr);
+  hsize_t total[kMaxGrowingRank] = {rows};
+  for (int i = 1; i < rank; ++i) total[i] = row_shape[i] = have[i];
+  if (have[0] < total[0]) check(H5Dset_extent(ds, total), "extending " + name);
+  return rank;
+}
+
 void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name) {
   if (n == 0) return;
-  Handle cur(H5Dget_space(ds), H5Sclose, "H5Dget_space");
-  constexpr int kMaxRank = 3;
-  const int rank = H5Sget_simple_extent_ndims(cur.get());
-  if (rank < 1 || rank > kMaxRank) throw IoError("writing " + name + ": a growing dataset of rank " + std::to_string(rank));
-  hsize_t have[kMaxRank] = {}, start[kMaxRank] = {first}, count[kMaxRank] = {n};
-  H5Sget_simple_extent_dims(cur.get(), have, nullptr);
-  for (int i = 1; i < rank; ++i) count[i] = have[i];  // whole rows
-  hsize_t total[kMaxRank] = {first + n};
-  for (int i = 1; i < rank; ++i) total[i] = have[i];
-  if (have[0] < total[0]) check(H5Dset_extent(ds, total), "extending " + name);
+  hsize_t start[kMaxGrowingRank] = {first}, count[kMaxGrowingRank] = {n};
+  const int rank = grow_rows(ds, first + n, count, name);  // whole rows
   Handle mem(H5Screate_simple(rank, count, nullptr), H5Sclose, "H5Screate_simple");
   Handle file_space(H5Dget_space(ds), H5Sclose, "H5Dget_space");
   check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");

@@ -53,10 +53,13 @@ class ChunkWriter {
   struct Job;
   struct Stream;
   void work();
+  /// Compresses the first queued chunk with `stream`, the lock released meanwhile; false if none is queued. Called
+  /// with the lock held.
+  bool compress_next(std::unique_lock<std::mutex>& lock, Stream& stream);
   /// Writes the leading chunks that are compressed; with `wait`, all of them, compressing queued ones meanwhile.
   void write_ready(bool wait);
   void write(Job& job);
-  /// Compresses the first queued chunk on the caller's thread; false if none is queued. Called with the lock held.
+  /// compress_next on the caller's thread.
   bool help(std::unique_lock<std::mutex>& lock);
 
   std::mutex mutex_;

@@ -74,6 +74,11 @@ Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::si
 /// Write `n` rows of `mem_type` from `data` (whole rows, row-major) at row `first` of a growing dataset, growing it
 /// to first + n rows.
 void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name);
+/// The largest rank of a growing dataset (rows x up to 2 dimensions).
+inline constexpr int kMaxGrowingRank = 3;
+/// Extends a growing dataset to at least `rows` rows; returns its rank and puts the extent of its other dimensions
+/// in row_shape[1..rank-1]. Throws IoError naming `name`.
+int grow_rows(hid_t ds, std::size_t rows, hsize_t* row_shape, const std::string& name);
 
 /// Reading back (tests, the sweep merger).
 std::vector<double> read_vector(hid_t parent, const std::string& name);
