@@ -2,6 +2,7 @@
 // without stopping the sweep, results independent of the thread count, rows equal to single runs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "rollsim/scenario/toml_text.hpp"
@@ -138,6 +139,11 @@ TEST_CASE("sweep: errors in the [sweep] section name file:line:column") {
       {"[sweep]\n\"initial.theta1\" = [0.1]\n", "--set initial.theta1=0.2", "cannot also be set", {"initial.theta1=0.2"}},
       {"[sweep]\n\"initial.theta1\" = [0.1]\n", "--set sweep.mode=zip", "cannot be changed with --set",
        {"sweep.mode=zip"}},
+      {"[sweep]\nsummary = \"t_edge\"\n\"initial.theta1\" = [0.1]\n", at(1, 11), "must be a list of summary item names",
+       {}},
+      {"[sweep]\nsummary = [\"t_edge\", 3]\n\"initial.theta1\" = [0.1]\n", at(1, 22), "the name of a summary item", {}},
+      {"[sweep]\nsummary = [\"t_edge\", \"t_edge\"]\n\"initial.theta1\" = [0.1]\n", at(1, 22),
+       "'t_edge' is listed twice (first at " + at(1, 12) + ")", {}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.text);
@@ -319,4 +325,160 @@ TEST_CASE("sweep: results survive the byte encoding used to gather them over MPI
   CHECK_FALSE(out[1].has_trajectory);
   buf.pop_back();
   CHECK_THROWS(sweep::decode(buf, idx, out));
+}
+
+TEST_CASE("sweep: summary = [...] writes the listed items in its order, as the full sweep computes them") {
+  // The lists ask for each kind of work: event times alone (no outputs, no friction-demand tracker), the tracker
+  // without the outputs, the outputs without the tracker, and nothing at all.
+  const std::string axes = "\"initial.theta1\" = [0.01, 0.05]\n\"parameters.wheel_inertia\" = [0.02, 0.03125]\n";
+  auto rows_of = [&](const std::string& summary_line) {
+    const std::string text = kBase + "[sweep]\n" + summary_line + axes;
+    const Scenario base = load_scenario_text(text, "test.toml", {"simulation.t_end=3"});
+    const auto spec = sweep::parse_spec(base, {"simulation.t_end=3"});
+    sweep::check_valid_point(base, {"simulation.t_end=3"}, spec);
+    std::vector<std::size_t> all(spec.n_points);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::vector<sweep::PointResult> rows(spec.n_points);
+    sweep::run_points(base, {"simulation.t_end=3"}, spec, all, 2, false,
+                      [&](std::size_t k, sweep::PointResult&& r) { rows[k] = std::move(r); }, nullptr);
+    return std::make_pair(spec, rows);
+  };
+  const auto [full_spec, full] = rows_of("");
+  CHECK_FALSE(full_spec.summary.has_value());
+  REQUIRE(full.size() == 4);
+  const std::vector<std::vector<std::string>> lists{{"t_lift_off", "t_edge"},
+                                                    {"friction_demand_max_loaded", "t_edge", "friction_demand_max"},
+                                                    {"normal_force_min", "energy_drift_rel", "energy_initial"},
+                                                    {}};
+  for (const auto& list : lists) {
+    std::string line = "summary = [";
+    for (const auto& k : list) line += (line.back() == '[' ? "\"" : ", \"") + k + "\"";
+    line += "]\n";
+    CAPTURE(line);
+    const auto [spec, rows] = rows_of(line);
+    REQUIRE(spec.summary == list);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      CHECK(rows[i].status == "ok");
+      CHECK(rows[i].x_final == full[i].x_final);  // the same steps: the selection changes no answer
+      REQUIRE(rows[i].summary.size() == list.size());
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        CHECK(rows[i].summary[k].key == list[k]);
+        const SummaryItem* whole = nullptr;
+        for (const auto& it : full[i].summary)
+          if (it.key == list[k]) whole = &it;
+        REQUIRE(whole != nullptr);
+        // Bit for bit (NaN where the full sweep has NaN: a point that does not reach the edge).
+        CHECK(std::memcmp(&rows[i].summary[k].number, &whole->number, sizeof(double)) == 0);
+      }
+    }
+    // The table's summary columns are the list's.
+    std::vector<std::string> fixed;
+    for (const auto& c : sweep::build_table(spec, rows)) fixed.push_back(c.name);
+    for (const auto& k : list) CHECK(std::count(fixed.begin(), fixed.end(), k) == 1);
+    for (const char* other : {"energy_drift_abs", "t_slip_onset"}) CHECK(std::count(fixed.begin(), fixed.end(), other) == 0);
+  }
+  // A name the model does not report: refused before any point runs, at its place in the file, with the closest.
+  const Scenario bad = load_scenario_text(kBase + "[sweep]\nsummary = [\"t_edge\", \"t_lift_of\"]\n" + axes, "test.toml");
+  const auto spec = sweep::parse_spec(bad, {});
+  std::string msg;
+  try {
+    sweep::check_valid_point(bad, {}, spec);
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK_MESSAGE(msg.rfind(at(1, 22), 0) == 0, msg);
+  CHECK_MESSAGE(msg.find("'t_lift_of' is not a summary item of model \"tipping_table\" (did you mean 't_lift_off'?)") !=
+                    std::string::npos,
+                msg);
+}
+
+TEST_CASE("sweep: summary_keys names exactly the items a run reports") {
+  // The built-in models' scenarios, run briefly: summary_keys is what `summary = [...]` is checked against.
+  for (const char* name : {"tipping_table.toml", "tipping_table_dae.toml", "table_contact.toml", "disk_type_b.toml",
+                           "disk_physical.toml", "carriage_pendulum.toml", "double_pendulum.toml", "bouncing_ball.toml"}) {
+    CAPTURE(name);
+    const std::string text = test::scenario_text(name);
+    const auto run = test::run_text(text, {"simulation.t_end=0.5"});
+    std::vector<std::string> reported;
+    for (const auto& it : run.result.summary) reported.push_back(it.key);
+    const auto system = build_system(run.scenario);
+    CHECK(summary_keys(*system) == reported);
+  }
+}
+
+namespace {
+
+/// x' = v, v' = -x with one output (the energy) and a summary of two items: `energy_max` reads the output,
+/// `x_last` only the state. Counts the outputs computed.
+class CountedOscillator final : public OdeSystem {
+ public:
+  std::string model_name() const override { return "counted_oscillator"; }
+  const Signals& states() const override { return s_; }
+  const Signals& outputs() const override { return o_; }
+  void initial_state(double* x0) const override {
+    x0[0] = 1;
+    x0[1] = 0;
+  }
+  void rhs(double, const double* x, int, double* f) const override {
+    f[0] = x[1];
+    f[1] = -x[0];
+  }
+  void compute_outputs(double, const double* x, int, double* y) const override {
+    ++computed;
+    y[0] = 0.5 * (x[0] * x[0] + x[1] * x[1]);
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<Summary>(); }
+  mutable long computed = 0;
+
+ private:
+  class Summary final : public Summarizer {
+   public:
+    void on_point(double, const double* x, const double* y, int) override {
+      if (reads_) energy_max_ = std::max(energy_max_, y[0]);
+      x_last_ = x[0];
+    }
+    void select(const std::vector<std::string>& keys) override {
+      reads_ = std::find(keys.begin(), keys.end(), "energy_max") != keys.end();
+    }
+    bool reads_outputs() const override { return reads_; }
+    std::vector<SummaryItem> items() const override {
+      return {{"energy_max", energy_max_, "", "1", "largest energy", false}, {"x_last", x_last_, "", "1", "x", false}};
+    }
+
+   private:
+    bool reads_ = true;
+    double energy_max_ = 0, x_last_ = NAN;
+  };
+  Signals s_{{"x", "1", "position"}, {"v", "1", "velocity"}}, o_{{"energy", "1", "energy"}};
+};
+
+}  // namespace
+
+TEST_CASE("simulate: outputs are computed only for a summarizer or an observer that reads them") {
+  SimulationOptions opt;
+  opt.t_end = 3;
+  opt.output_dt = 0.5;
+  opt.solver.method = "dopri5";
+  const CountedOscillator all_items;
+  const RunResult all = simulate(all_items, opt, {});
+  CHECK(all_items.computed > 6);  // every step and sample
+  REQUIRE(all.summary.size() == 2);
+  CHECK(all.summary[0].number == doctest::Approx(0.5).epsilon(1e-6));  // the energy x^2/2 + v^2/2 from (1, 0)
+
+  opt.summary = std::vector<std::string>{"x_last"};
+  const CountedOscillator some;
+  const RunResult r = simulate(some, opt, {});
+  CHECK(some.computed == 0);
+  REQUIRE(r.summary.size() == 1);
+  CHECK(r.summary[0].key == "x_last");
+  CHECK(r.summary[0].number == all.summary[1].number);
+  CHECK(r.x_final == all.x_final);
+
+  // An observer still gets its samples' outputs.
+  const CountedOscillator watched;
+  test::Recorder rec;
+  simulate(watched, opt, {&rec});
+  CHECK(watched.computed == static_cast<long>(rec.y.size()));
+  REQUIRE_FALSE(rec.y.empty());
+  CHECK(rec.y.back()[0] == doctest::Approx(0.5).epsilon(1e-6));
 }

@@ -301,6 +301,11 @@ class FilippovSummarizer final : public Summarizer {
   void on_tolerances(double rtol, double atol, bool exact) override {
     if (physics_) physics_->on_tolerances(rtol, atol, exact);
   }
+  // The engine's items need no outputs: the model's summarizer decides.
+  void select(const std::vector<std::string>& keys) override {
+    if (physics_) physics_->select(keys);
+  }
+  bool reads_outputs() const override { return physics_ && physics_->reads_outputs(); }
   std::vector<SummaryItem> items() const override {
     auto count = [](const std::string& key, long n, const std::string& label) {
       return SummaryItem{key, static_cast<double>(n), "", "", label, true};

@@ -314,6 +314,7 @@ class EnergySummarizer : public Summarizer {
  public:
   EnergySummarizer(std::shared_ptr<const Compiled> c, EnergyColumns columns) : c_(std::move(c)), e_(columns) {}
   void on_point(double, const double* x, const double* y, int) override {
+    if (!y) return;  // no item selected (select)
     if (!have_) {
       e0_ = y[e_.balance];
       have_ = true;
@@ -323,13 +324,22 @@ class EnergySummarizer : public Summarizer {
   }
   std::vector<SummaryItem> items() const override {
     // |balance| <= the scale at every point, so the drift is at most twice the largest scale: 0 when it is 0.
-    return {{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
-            {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
-            {"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
+    return {{kKeys[0], e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
+            {kKeys[1], drift_, "", "J", "largest drift of the energy balance", false},
+            {kKeys[2], scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
              "largest drift, relative to the largest max(|h|, |T| + |V|) + |W_Q| + |D| + |P|", false}};
   }
+  /// Every item reads the outputs: none selected, none are computed.
+  void select(const std::vector<std::string>& keys) override {
+    reads_outputs_ = false;
+    for (const auto& k : keys)
+      for (const char* own : kKeys) reads_outputs_ = reads_outputs_ || k == own;
+  }
+  bool reads_outputs() const override { return reads_outputs_; }
 
  private:
+  static constexpr const char* kKeys[] = {"energy_initial", "energy_drift_abs", "energy_drift_rel"};  ///< once
+  bool reads_outputs_ = true;
   std::shared_ptr<const Compiled> c_;
   EnergyColumns e_;
   bool have_ = false;

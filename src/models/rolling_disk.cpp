@@ -123,13 +123,12 @@ class DiskSummarizer final : public Summarizer {
   }
 
   void on_point(double, const double* x, const double* y, int mode) override {
-    const double e = y[i_total_];
     if (!started_) {
       started_ = true;
-      e0_ = e;
+      if (y) e0_ = y[i_total_];
       if (mode == 0) last_radius_ = std::hypot(x[kX], x[kY]);
     }
-    err_ = std::max(err_, std::abs(e0_ - e - x[kDissipated]));
+    if (y) err_ = std::max(err_, std::abs(e0_ - y[i_total_] - x[kDissipated]));
     final_mode_ = mode;
     final_x_ = x[kX];  // the radius of the last point only is used: worked out in items()
     final_y_ = x[kY];
@@ -143,6 +142,14 @@ class DiskSummarizer final : public Summarizer {
     exact_ = exact;
   }
   double radius_error() const { return radius_error_; }
+
+  /// The energy items read the outputs (the total energy); the others the states and the events only.
+  void select(const std::vector<std::string>& keys) override {
+    reads_outputs_ = false;
+    for (const auto& k : keys)
+      for (const char* e : kEnergyKeys) reads_outputs_ = reads_outputs_ || k == e;
+  }
+  bool reads_outputs() const override { return reads_outputs_; }
 
   void on_event(double, const std::string& kind, int, int, const double* x) override {
     static const std::string stick = "stick";  // compared as a string: the lengths first
@@ -164,9 +171,9 @@ class DiskSummarizer final : public Summarizer {
                      "orbit type (A: permanent rolling, B: +0-0 tail towards the unit circle)", false,
                      /*tallied=*/true});
     items.push_back({"rolling_radius", last_radius_, "", "1", "radius sqrt(x^2+y^2) of the last rolling circle", false});
-    items.push_back({"energy_initial", e0_, "", eu, "initial energy E(0)", false});
-    items.push_back({"energy_balance_error_abs", err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false});
-    items.push_back({"energy_balance_error_rel", e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
+    items.push_back({kEnergyKeys[0], e0_, "", eu, "initial energy E(0)", false});
+    items.push_back({kEnergyKeys[1], err_, "", eu, "max |E(0) - E(t) - dissipated(t)|", false});
+    items.push_back({kEnergyKeys[2], e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
                      "max |E(0) - E(t) - dissipated(t)| / E(0)", false});
     if (!exact_ && final_mode_ == 0 && std::abs(final_radius - 1.0) <= radius_error())
       items.push_back({"classification_note", 0,
@@ -187,6 +194,10 @@ class DiskSummarizer final : public Summarizer {
   }
 
  private:
+  /// The items that read the outputs, written once (items(), select()).
+  static constexpr const char* kEnergyKeys[] = {"energy_initial", "energy_balance_error_abs",
+                                                "energy_balance_error_rel"};
+  bool reads_outputs_ = true;
   const FilippovRecord& record_;
   Scales scales_;
   bool physical_;

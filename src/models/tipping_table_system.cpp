@@ -289,13 +289,27 @@ class TableSummarizer final : public Summarizer {
         demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {}
   void on_point(double t, const double* x, const double* y, int mode) override {
     on_sample(t, x, y, mode);
+    if (!track_demand_) return;
     double xm[kStates];
     minimal_state(x, xm);
     demand_.point(t, xm);
   }
+  /// Only what the selected items need (kKeys): the outputs at every point, the friction demand's tracker, or
+  /// neither (the event times).
+  void select(const std::vector<std::string>& keys) override {
+    reads_outputs_ = track_demand_ = false;
+    for (const auto& k : keys)
+      for (const Key& item : kKeys)
+        if (k == item.key) {
+          reads_outputs_ = reads_outputs_ || item.outputs;
+          track_demand_ = track_demand_ || item.tracker;
+        }
+  }
+  bool reads_outputs() const override { return reads_outputs_; }
   /// A sample within a step: the energy drift and the smallest normal force take it; the friction demand's tracker
   /// does not (it locates the extremes between the steps' ends, which bound every sample).
   void on_sample(double, const double*, const double* y, int) override {
+    if (!reads_outputs_) return;
     const double e = y[total_] - y[work_];
     if (!have_e0_) {
       e0_ = e;
@@ -313,7 +327,7 @@ class TableSummarizer final : public Summarizer {
       t_lift_ = t;
       double xm[kStates];
       minimal_state(x, xm);
-      demand_.lift_off(xm);
+      if (track_demand_) demand_.lift_off(xm);
     }
     if (kind == "slip_onset" && std::isnan(t_slip_)) t_slip_ = t;
   }
@@ -322,23 +336,39 @@ class TableSummarizer final : public Summarizer {
     std::snprintf(window, sizeof window, "largest |T_c|/N while N >= %g m_w g = %.6g N (contact phase)",
                   kDemandWindowFraction, demand_.n_window());
     std::vector<SummaryItem> v{
-        {"energy_initial", e0_, "", "J", "initial energy (T + V)", false},
-        {"energy_drift_abs", drift_, "", "J", "largest energy drift", false},
-        {"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1", "largest energy drift, relative", false},
-        {"normal_force_min", min_n_, "", "N", "smallest normal force", false},
-        {"friction_demand_max", demand_.sup(), "", "1",
+        {kKeys[kEnergyInitial].key, e0_, "", "J", "initial energy (T + V)", false},
+        {kKeys[kDriftAbs].key, drift_, "", "J", "largest energy drift", false},
+        {kKeys[kDriftRel].key, scale_ > 0 ? drift_ / scale_ : 0.0, "", "1", "largest energy drift, relative", false},
+        {kKeys[kNormalMin].key, min_n_, "", "N", "smallest normal force", false},
+        {kKeys[kDemandMax].key, demand_.sup(), "", "1",
          demand_.unbounded() ? "sup |T_c|/N over the contact phase (unbounded: N -> 0 at lift-off, T_c != 0)"
                              : "sup |T_c|/N over the contact phase",
          false},
-        {"friction_demand_max_loaded", demand_.window_max(), "", "1", window, false},
-        {"t_edge", t_edge_, "", "s", "time the wheel reaches the table edge", false},
-        {"t_lift_off", t_lift_, "", "s", "time the normal force first falls through zero", false},
+        {kKeys[kDemandLoaded].key, demand_.window_max(), "", "1", window, false},
+        {kKeys[kTEdge].key, t_edge_, "", "s", "time the wheel reaches the table edge", false},
+        {kKeys[kTLiftOff].key, t_lift_, "", "s", "time the normal force first falls through zero", false},
     };
-    if (!std::isnan(mu_)) v.push_back({"t_slip_onset", t_slip_, "", "s", "time |T_c| first reaches mu N", false});
+    if (!std::isnan(mu_))
+      v.push_back({kKeys[kTSlipOnset].key, t_slip_, "", "s", "time |T_c| first reaches mu N", false});
     return v;
   }
 
  private:
+  enum Item { kEnergyInitial, kDriftAbs, kDriftRel, kNormalMin, kDemandMax, kDemandLoaded, kTEdge, kTLiftOff,
+              kTSlipOnset, kItems };
+  /// Each item's key and what it needs at the run's points, written once: items() reports the keys, select()
+  /// reads the needs.
+  struct Key {
+    const char* key;
+    bool outputs, tracker;
+  };
+  static constexpr Key kKeys[kItems] = {
+      {"energy_initial", true, false},      {"energy_drift_abs", true, false},
+      {"energy_drift_rel", true, false},    {"normal_force_min", true, false},
+      {"friction_demand_max", false, true}, {"friction_demand_max_loaded", false, true},
+      {"t_edge", false, false},             {"t_lift_off", false, false},
+      {"t_slip_onset", false, false}};
+
   void minimal_state(const double* x, double* xm) const {
     for (int i = 0; i < kStates; ++i) xm[i] = x[minimal_[static_cast<std::size_t>(i)]];
   }
@@ -347,6 +377,7 @@ class TableSummarizer final : public Summarizer {
   std::array<int, kStates> minimal_;
   std::size_t total_, kinetic_, potential_, work_, normal_;
   DemandTracker demand_;
+  bool reads_outputs_ = true, track_demand_ = true;  ///< what the selected items need (select)
   bool have_e0_ = false;
   double e0_ = 0, drift_ = 0, scale_ = 0, min_n_ = std::numeric_limits<double>::infinity();
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;

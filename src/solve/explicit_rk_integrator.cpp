@@ -401,6 +401,9 @@ class ExplicitRkIntegrator final : public Integrator {
   }
 
   const std::vector<int>& roots() const override { return roots_; }
+  /// g_old_: after a step the values at its end, after a root those at the root; with no step since the last
+  /// reset, those at the start.
+  const double* witness_values() const override { return nw_ ? g_old_.data() : nullptr; }
   double last_step_size() const override { return t_new_ - t_old_; }
   bool stiff() const override { return method_.stiff(); }
 

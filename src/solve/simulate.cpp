@@ -24,6 +24,7 @@ class NoSummary final : public Summarizer {
  public:
   void on_point(double, const double*, const double*, int) override {}
   std::vector<SummaryItem> items() const override { return {}; }
+  bool reads_outputs() const override { return false; }
 };
 
 std::string number(double v) {
@@ -36,6 +37,20 @@ std::string number(double v) {
 /// v resized to n only when its size differs: the hot paths' vectors keep their size, and resize is not inlined.
 inline void fit(std::vector<double>& v, size_t n) {
   if (v.size() != n) v.resize(n);
+}
+
+/// The items of `all` named in `keys`, in the order of `keys` (SimulationOptions::summary); a key no item has is
+/// left out.
+std::vector<SummaryItem> selected(std::vector<SummaryItem> all, const std::vector<std::string>& keys) {
+  std::vector<SummaryItem> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys)
+    for (auto& it : all)
+      if (it.key == k) {
+        out.push_back(std::move(it));
+        break;
+      }
+  return out;
 }
 
 /// A witness crossing found by the loop's own search of a step (docs/audit.md): the time, the state on the far
@@ -55,6 +70,8 @@ class Loop {
       : sys_(sys), ev_(facet<WitnessSystem>(sys)), opt_(opt), obs_(obs), workspace_(ws), n_(sys.size()), x_(x0.begin(), x0.end()), y_(sys.outputs().size()),
         summarizer_(sys.make_summarizer()) {
     if (!summarizer_) summarizer_ = std::make_unique<NoSummary>();
+    if (opt_.summary) summarizer_->select(*opt_.summary);
+    summary_reads_outputs_ = summarizer_->reads_outputs();
   }
 
   RunResult run() {
@@ -107,11 +124,13 @@ class Loop {
       verdict += sys_.has_modes() ? " (mode regions" : " (";
       if (ledger_started_) verdict += sys_.has_modes() ? ", dissipation, energy balance)" : "dissipation, energy balance)";
       else verdict += ")";
-      res.summary.push_back({"audit", 0, verdict, "", "self-audit at every step and event (docs/audit.md)", false});
+      res.summary.push_back({std::string(kLoopSummaryKeys[0]), 0, verdict, "",
+                             "self-audit at every step and event (docs/audit.md)", false});
       if (ledger_started_)
-        res.summary.push_back({"audit_balance_use", worst_balance_ratio_, "", "1",
+        res.summary.push_back({std::string(kLoopSummaryKeys[1]), worst_balance_ratio_, "", "1",
                                "largest energy imbalance / its audit tolerance (fails above 1)", false});
     }
+    if (opt_.summary) res.summary = selected(std::move(res.summary), *opt_.summary);
     for (auto* o : obs_) o->on_finish(res);
     if (workspace_ && res.completed()) workspace_->give_back(std::move(integ));
     return res;
@@ -122,12 +141,16 @@ class Loop {
 
   /// \param grid an interpolated sample on the output grid (Summarizer::on_sample), not a state the run stands on
   void emit_sample(double t, const double* x, bool grid = false) {
-    sys_.compute_outputs(t, x, mode_, y_.data());
+    const double* y = nullptr;
+    if (summary_reads_outputs_ || !obs_.empty()) {
+      sys_.compute_outputs(t, x, mode_, y_.data());
+      y = y_.data();
+    }
     if (grid)
-      summarizer_->on_sample(t, x, y_.data(), mode_);
+      summarizer_->on_sample(t, x, summary_reads_outputs_ ? y : nullptr, mode_);
     else
-      summarizer_->on_point(t, x, y_.data(), mode_);
-    for (auto* o : obs_) o->on_sample(t, x, y_.data(), mode_);
+      summarizer_->on_point(t, x, summary_reads_outputs_ ? y : nullptr, mode_);
+    for (auto* o : obs_) o->on_sample(t, x, y, mode_);
     last_sample_t_ = t;
     ++n_samples_;
   }
@@ -207,6 +230,10 @@ class Loop {
 
   /// The summarizer sees every internal step and every event state.
   void record_point() {
+    if (!summary_reads_outputs_) {
+      summarizer_->on_point(t_, x_.data(), nullptr, mode_);
+      return;
+    }
     sys_.compute_outputs(t_, x_.data(), mode_, y_.data());
     summarizer_->on_point(t_, x_.data(), y_.data(), mode_);
   }
@@ -237,7 +264,9 @@ class Loop {
     }
   };
 
-  void fill_point(Point& p, const Integrator& integ, double t, const double* x_known, size_t m) const {
+  /// \param g_known the witness values at x_known, when the integrator has them (Integrator::witness_values)
+  void fill_point(Point& p, const Integrator& integ, double t, const double* x_known, size_t m,
+                  const double* g_known = nullptr) const {
     p.t = t;
     p.size(n_, m);
     if (x_known)
@@ -245,7 +274,10 @@ class Loop {
     else
       integ.state_at(t, p.x.data());
     integ.derivative_at(t, p.xdot.data());
-    ev_->witness_values(t, p.x.data(), mode_, p.g.data());
+    if (g_known)
+      std::copy(g_known, g_known + m, p.g.begin());
+    else
+      ev_->witness_values(t, p.x.data(), mode_, p.g.data());
     ev_->witness_rates(t, p.x.data(), p.xdot.data(), mode_, p.rate.data());
   }
 
@@ -363,7 +395,7 @@ class Loop {
     bool any_region = false;
     for (const auto& w : ws) any_region = any_region || w.bounds_region;
     if (any_region) fill_point(pm_, integ, 0.5 * (t_a + t_b), nullptr, m);
-    fill_point(pb_, integ, t_b, integ.x(), m);
+    fill_point(pb_, integ, t_b, integ.x(), m, integ.witness_values());
     const Point &a = pa_, &mid = pm_, &b = pb_;
     for (size_t i = 0; i < m; ++i) {
       Crossing& c = candidate_;
@@ -596,6 +628,7 @@ class Loop {
   Crossing best_, candidate_;        ///< a step's search: the earliest crossing, and the witness's being searched
   std::vector<int> missed_roots_;  ///< the roots of a crossing the search found
   std::unique_ptr<Summarizer> summarizer_;
+  bool summary_reads_outputs_ = true;  ///< the summarizer reads the outputs (Summarizer::reads_outputs)
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;
   long next_k_ = 1;
@@ -633,6 +666,21 @@ RunResult simulate(const HybridSystem& system, std::span<const double> initial_s
                                 " values for the " + std::to_string(system.size()) + " states of " + system.model_name());
   Loop loop(system, initial_state, options, observers, workspace);
   return loop.run();
+}
+
+std::vector<std::string> summary_keys(const HybridSystem& system) {
+  std::vector<std::string> keys;
+  if (const auto summarizer = system.make_summarizer())
+    for (const auto& it : summarizer->items()) keys.push_back(it.key);
+  // The loop's own, as run() reports them: the verdict where there are modes or an energy ledger, the balance's use
+  // where there is a ledger (asked at the initial state, as the run's first audit does).
+  std::vector<double> x0(system.size());
+  system.initial_state(x0.data());
+  EnergyLedger e;
+  const bool ledger = system.energy_ledger(0, x0.data(), system.initial_mode(x0.data()), e);
+  if (system.has_modes() || ledger) keys.emplace_back(kLoopSummaryKeys[0]);
+  if (ledger) keys.emplace_back(kLoopSummaryKeys[1]);
+  return keys;
 }
 
 RunResult simulate(const HybridSystem& system, const SimulationOptions& options, const std::vector<Observer*>& observers) {

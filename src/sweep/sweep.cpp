@@ -180,6 +180,25 @@ struct Parser {
     spec.axes.push_back(std::move(a));
   }
 
+  /// `summary = ["key", ...]`: the summary items to write (their names are checked against the model's by
+  /// check_valid_point, which builds it).
+  void summary(const toml::node& node) {
+    const auto* arr = node.as_array();
+    if (!arr)
+      fail(node, "sweep.summary must be a list of summary item names, e.g. summary = [\"t_edge\"] (docs/sweep.md)");
+    spec.summary.emplace();
+    for (const auto& item : *arr) {
+      const auto* s = item.as_string();
+      if (!s) fail(item, "sweep.summary: each entry must be the name of a summary item, as a string");
+      for (std::size_t k = 0; k < spec.summary->size(); ++k)
+        if ((*spec.summary)[k] == s->get())
+          fail(item, "sweep.summary: '" + s->get() + "' is listed twice (first at " + spec.summary_origins[k].str() +
+                         ")");
+      spec.summary->push_back(s->get());
+      spec.summary_origins.push_back(pos(base.path, item));
+    }
+  }
+
   void walk(const toml::table& t, const std::string& prefix) {
     std::vector<std::pair<std::string, const toml::node*>> items;
     for (const auto& [k, v] : t) items.emplace_back(std::string(k.str()), &v);
@@ -192,6 +211,10 @@ struct Parser {
           fail(*node, "sweep.mode must be \"grid\" or \"zip\"");
         spec.mode = s->get();
         mode_origin = pos(base.path, *node);
+        continue;
+      }
+      if (prefix.empty() && name == "summary") {
+        summary(*node);
         continue;
       }
       if (auto sub = node->as_table()) {
@@ -444,22 +467,41 @@ std::string point_error(const Spec& spec, std::size_t i, const InputError& e, st
   return what;
 }
 
+/// Every key of `summary = [...]` is one of the items a run of the model reports (summary_keys).
+void check_summary_keys(const Spec& spec, const HybridSystem& system, const std::string& model) {
+  if (!spec.summary) return;
+  const std::vector<std::string> known = summary_keys(system);
+  for (std::size_t k = 0; k < spec.summary->size(); ++k) {
+    const std::string& key = (*spec.summary)[k];
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string msg = "sweep.summary: '" + key + "' is not a summary item of model \"" + model + "\"";
+    const std::string near = closest_match(key, known);
+    if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+    msg += "; its items are";
+    for (std::size_t j = 0; j < known.size(); ++j) msg += (j ? ", " : " ") + known[j];
+    throw InputError(spec.summary_origins[k], msg);
+  }
+}
+
 }  // namespace
 
 void check_valid_point(const Scenario& base, const std::vector<std::string>& sets, const Spec& spec) {
   std::optional<std::string> first;
   for (std::size_t i = 0; i < spec.n_points; ++i) {
+    std::unique_ptr<HybridSystem> system;
     try {
       const Scenario sc = point_scenario(base, sets, spec, i);
-      build_system(sc);
+      system = build_system(sc);
       simulation_options(sc);
-      return;
     } catch (const InputError& e) {
       if (first) continue;
       std::size_t axis = spec.axes.size();
       const std::string what = point_error(spec, i, e, &axis);
       first = (axis < spec.axes.size() ? spec.axes[axis].origin.str() + ": " : std::string()) + what;
+      continue;
     }
+    check_summary_keys(spec, *system, base.model);
+    return;
   }
   if (first)
     throw InputError(*first + " (every one of the " + std::to_string(spec.n_points) +
@@ -490,7 +532,8 @@ PointResult run_point(const Scenario& base, const std::vector<std::string>& sets
       r.state_names.push_back(s.name);
       r.state_units.push_back(s.unit);
     }
-    const SimulationOptions opt = simulation_options(sc);
+    SimulationOptions opt = simulation_options(sc);
+    opt.summary = spec.summary;
     TrajectoryRecorder rec(r.trajectory);
     std::vector<Observer*> obs;
     if (keep_trajectory) obs.push_back(&rec);

@@ -49,6 +49,9 @@ class Integrator {
   virtual void derivative_at(double t, double* xdot) const = 0;
   /// After a Root: per witness of the mode, +1 rising, -1 falling, 0 none.
   virtual const std::vector<int>& roots() const = 0;
+  /// The mode's witness values at (t(), x()) when the integrator has evaluated them there (its own root search),
+  /// so that the caller need not again; nullptr when it has not.
+  virtual const double* witness_values() const { return nullptr; }
   virtual double last_step_size() const = 0;
   virtual SolverStats stats() const = 0;
   /// The integration error the solver allows at x, per component: rtol |x_i| + atol_i. The self-audit's

@@ -72,6 +72,10 @@ struct SummaryItem {
 /// The attributes /summary holds besides the items (the run's own): no item may take one of these names.
 inline constexpr std::string_view kSummaryOwnKeys[] = {"termination", "t_final", "n_samples", "n_events", "message"};
 
+/// The items the simulate loop adds to a model's summary (the self-audit's verdict and its use of the balance
+/// tolerance), where the audit applies.
+inline constexpr std::string_view kLoopSummaryKeys[] = {"audit", "audit_balance_use"};
+
 /// Accumulates a model's summary from the samples, the steps and the events of one run.
 class Summarizer {
  public:
@@ -87,6 +91,12 @@ class Summarizer {
   /// Before the run: the tolerances the answer is computed to (exact: closed-form, to round-off), for rules that
   /// must not decide below them.
   virtual void on_tolerances(double /*rtol*/, double /*atol*/, bool /*exact*/) {}
+  /// Before the run, when the caller reads only some items (a sweep's `summary` list), their keys: the summarizer
+  /// may skip the work of the others, whose values in items() then mean nothing (the caller drops them).
+  virtual void select(const std::vector<std::string>& /*keys*/) {}
+  /// Whether on_point and on_sample read the outputs y (asked after select). When not, the loop computes no outputs
+  /// for them and passes y = nullptr.
+  virtual bool reads_outputs() const { return true; }
 };
 
 /// The formulation a system needs from the integrator.

@@ -2,7 +2,9 @@
 /// \file The event loop: integrate, sample on a fixed grid from dense output, locate witnesses, let the
 /// system handle each event, restart when the mode or the state changed, and tell the observers.
 #include <atomic>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "rollsim/hybrid/system.hpp"
@@ -17,7 +19,14 @@ struct SimulationOptions {
   double output_dt = 1e-3;  ///< sample spacing; samples at t0 + k output_dt, plus event instants and t_final
   SolverOptions solver;
   long max_events = 1000000;  ///< a run stops with an error past this many events (a guard against Zeno)
+  /// The summary items to report, by key, in this order (a sweep's `summary` list): the others are left out of
+  /// RunResult::summary, and what only they need is not computed. Unset: every item. Keys come from summary_keys.
+  std::optional<std::vector<std::string>> summary;
 };
+
+/// The keys a run of `system` reports in its summary: its summarizer's items, then the loop's own
+/// (kLoopSummaryKeys) where its self-audit applies (modes, or an energy ledger at the initial state).
+std::vector<std::string> summary_keys(const HybridSystem& system);
 
 /// Set by a SIGINT/SIGTERM handler: the loop ends at the next step and keeps its data.
 std::atomic<bool>& interrupt_flag();

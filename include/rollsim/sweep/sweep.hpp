@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -40,6 +41,10 @@ struct Spec {
   std::string mode = "grid";  ///< "grid" or "zip"
   std::vector<Axis> axes;     ///< in file order
   std::size_t n_points = 0;
+  /// `summary = [...]`: the summary items the sweep writes, in this order (what only the others need is not
+  /// computed); unset: every item. Each key's place in the file, for check_valid_point's message.
+  std::optional<std::vector<std::string>> summary;
+  std::vector<Origin> summary_origins;
   /// The value index of every axis at point i.
   std::vector<std::size_t> indices(std::size_t i) const;
   /// The overrides "key=value" of point i, in axis order.
