@@ -306,6 +306,9 @@ class FilippovSummarizer final : public Summarizer {
     if (physics_) physics_->select(keys);
   }
   bool reads_outputs() const override { return physics_ && physics_->reads_outputs(); }
+  std::vector<std::string> conditional_keys() const override {
+    return physics_ ? physics_->conditional_keys() : std::vector<std::string>{};
+  }
   std::vector<SummaryItem> items() const override {
     auto count = [](const std::string& key, long n, const std::string& label) {
       return SummaryItem{key, static_cast<double>(n), "", "", label, true};

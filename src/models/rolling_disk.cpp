@@ -150,6 +150,8 @@ class DiskSummarizer final : public Summarizer {
       for (const char* e : kEnergyKeys) reads_outputs_ = reads_outputs_ || k == e;
   }
   bool reads_outputs() const override { return reads_outputs_; }
+  /// The note on a radius within the integration error of 1, reported only then.
+  std::vector<std::string> conditional_keys() const override { return {kNoteKey}; }
 
   void on_event(double, const std::string& kind, int, int, const double* x) override {
     static const std::string stick = "stick";  // compared as a string: the lengths first
@@ -176,7 +178,7 @@ class DiskSummarizer final : public Summarizer {
     items.push_back({kEnergyKeys[2], e0_ != 0 ? err_ / std::abs(e0_) : err_, "", "1",
                      "max |E(0) - E(t) - dissipated(t)| / E(0)", false});
     if (!exact_ && final_mode_ == 0 && std::abs(final_radius - 1.0) <= radius_error())
-      items.push_back({"classification_note", 0,
+      items.push_back({kNoteKey, 0,
                        "the last rolling radius is within the integration error of 1 (|R - 1| <= " +
                            std::to_string(radius_error()) +
                            "): rolling on R <= 1 is permanent (A), on R > 1 it slips; tighten solver.rtol, or use "
@@ -197,6 +199,7 @@ class DiskSummarizer final : public Summarizer {
   /// The items that read the outputs, written once (items(), select()).
   static constexpr const char* kEnergyKeys[] = {"energy_initial", "energy_balance_error_abs",
                                                 "energy_balance_error_rel"};
+  static constexpr const char* kNoteKey = "classification_note";
   bool reads_outputs_ = true;
   const FilippovRecord& record_;
   Scales scales_;

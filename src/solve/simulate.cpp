@@ -670,8 +670,10 @@ RunResult simulate(const HybridSystem& system, std::span<const double> initial_s
 
 std::vector<std::string> summary_keys(const HybridSystem& system) {
   std::vector<std::string> keys;
-  if (const auto summarizer = system.make_summarizer())
+  if (const auto summarizer = system.make_summarizer()) {
     for (const auto& it : summarizer->items()) keys.push_back(it.key);
+    for (auto& k : summarizer->conditional_keys()) keys.push_back(std::move(k));
+  }
   // The loop's own, as run() reports them: the verdict where there are modes or an energy ledger, the balance's use
   // where there is a ledger (asked at the initial state, as the run's first audit does).
   std::vector<double> x0(system.size());

@@ -88,6 +88,9 @@ class Summarizer {
   virtual void on_event(double /*t*/, const std::string& /*kind*/, int /*mode_before*/, int /*mode_after*/,
                         const double* /*x*/) {}
   virtual std::vector<SummaryItem> items() const = 0;
+  /// The keys of items that items() reports only after some runs (a note on an undecided answer), which a caller
+  /// may still ask for (summary_keys).
+  virtual std::vector<std::string> conditional_keys() const { return {}; }
   /// Before the run: the tolerances the answer is computed to (exact: closed-form, to round-off), for rules that
   /// must not decide below them.
   virtual void on_tolerances(double /*rtol*/, double /*atol*/, bool /*exact*/) {}
