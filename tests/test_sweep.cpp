@@ -413,6 +413,35 @@ TEST_CASE("sweep: summary_keys names exactly the items a run reports") {
   }
 }
 
+TEST_CASE("sweep: summary lists of user models, with contacts and without, give the full run's items") {
+  // Every item but the energy drift's (which alone reads the outputs): the symbols, counts and the audit.
+  for (const char* name : {"bouncing_ball.toml", "table_contact.toml", "user_carriage_pendulum.toml"}) {
+    CAPTURE(name);
+    const auto full = test::run_text(test::scenario_text(name), {"simulation.t_end=0.5"});
+    const auto system = build_system(full.scenario);
+    std::vector<std::string> list;
+    for (const auto& k : summary_keys(*system))
+      if (!names_any({k}, kEnergyDriftKeys)) list.push_back(k);
+    std::reverse(list.begin(), list.end());  // the list's order, not the model's
+    SimulationOptions opt = simulation_options(full.scenario);
+    opt.summary = list;
+    const RunResult some = simulate(*system, opt, {});
+    CHECK(some.x_final == full.result.x_final);
+    std::size_t k = 0;
+    for (const auto& key : list) {
+      const SummaryItem* whole = full.item(key);
+      if (!whole) continue;  // an item this run does not report
+      REQUIRE(k < some.summary.size());
+      CHECK(some.summary[k].key == key);
+      CHECK(some.summary[k].text == whole->text);
+      CHECK(std::memcmp(&some.summary[k].number, &whole->number, sizeof(double)) == 0);
+      ++k;
+    }
+    CHECK(k == some.summary.size());
+    CHECK(k > 0);
+  }
+}
+
 namespace {
 
 /// x' = v, v' = -x with one output (the energy) and a summary of two items: `energy_max` reads the output,

@@ -37,6 +37,10 @@ class ContactSummarizer final : public Summarizer {
     balance_ = signal_index(out, "energy_balance", "contact summary");
   }
   void on_point(double, const double* x, const double* y, int mode) override {
+    if (!y) {  // no energy item selected (select)
+      note(mode);
+      return;
+    }
     if (!have_) {
       e0_ = y[balance_];
       have_ = true;
@@ -67,14 +71,17 @@ class ContactSummarizer final : public Summarizer {
       v.push_back({std::string("n_") + kind, it == counts_.end() ? 0.0 : static_cast<double>(it->second), "", "",
                    std::string("events of kind ") + kind, true});
     }
-    v.push_back({"energy_initial", e0_, "", "J", "initial energy balance", false});
-    v.push_back({"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false});
+    v.push_back({kEnergyDriftKeys[0], e0_, "", "J", "initial energy balance", false});
+    v.push_back({kEnergyDriftKeys[1], drift_, "", "J", "largest drift of the energy balance", false});
     // Relative to the largest energy scale, never to |h| alone (0 for a start at rest at zero potential); the
     // balance is within the scale at every point, so the drift is 0 when the scale stays 0.
-    v.push_back({"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
+    v.push_back({kEnergyDriftKeys[2], scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
                  "largest drift, relative to the largest max(|h|, |T| + |V|) + |works| + |D|", false});
     return v;
   }
+  /// Only the energy items read the outputs; the symbols and counts come from the modes and events.
+  void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyDriftKeys); }
+  bool reads_outputs() const override { return reads_outputs_; }
 
  private:
   void note(int mode) {
@@ -93,7 +100,7 @@ class ContactSummarizer final : public Summarizer {
   Family family_;
   std::vector<std::string> symbols_;
   std::map<std::string, long> counts_;
-  bool have_ = false;
+  bool have_ = false, reads_outputs_ = true;
   double e0_ = 0, drift_ = 0, scale_ = 0;
   std::size_t d_friction_ = 0, d_impact_ = 0;  ///< where the engine's dissipation states are in x
   int w_constraints_ = -1, w_surfaces_ = -1;   ///< and its work states, -1 where it has none

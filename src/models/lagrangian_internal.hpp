@@ -324,21 +324,16 @@ class EnergySummarizer : public Summarizer {
   }
   std::vector<SummaryItem> items() const override {
     // |balance| <= the scale at every point, so the drift is at most twice the largest scale: 0 when it is 0.
-    return {{kKeys[0], e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
-            {kKeys[1], drift_, "", "J", "largest drift of the energy balance", false},
-            {kKeys[2], scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
+    return {{kEnergyDriftKeys[0], e0_, "", "J", "initial energy balance h - W_Q + D + P", false},
+            {kEnergyDriftKeys[1], drift_, "", "J", "largest drift of the energy balance", false},
+            {kEnergyDriftKeys[2], scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
              "largest drift, relative to the largest max(|h|, |T| + |V|) + |W_Q| + |D| + |P|", false}};
   }
   /// Every item reads the outputs: none selected, none are computed.
-  void select(const std::vector<std::string>& keys) override {
-    reads_outputs_ = false;
-    for (const auto& k : keys)
-      for (const char* own : kKeys) reads_outputs_ = reads_outputs_ || k == own;
-  }
+  void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyDriftKeys); }
   bool reads_outputs() const override { return reads_outputs_; }
 
  private:
-  static constexpr const char* kKeys[] = {"energy_initial", "energy_drift_abs", "energy_drift_rel"};  ///< once
   bool reads_outputs_ = true;
   std::shared_ptr<const Compiled> c_;
   EnergyColumns e_;

@@ -195,9 +195,9 @@ class NhSummarizer : public Summarizer {
     }
   }
   std::vector<SummaryItem> items() const override {
-    std::vector<SummaryItem> v{{"energy_initial", e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
-                               {"energy_drift_abs", drift_, "", "J", "largest drift of the energy balance", false},
-                               {"energy_drift_rel", scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
+    std::vector<SummaryItem> v{{kEnergyDriftKeys[0], e0_, "", "J", "initial energy balance h - W_Q + P - W_C", false},
+                               {kEnergyDriftKeys[1], drift_, "", "J", "largest drift of the energy balance", false},
+                               {kEnergyDriftKeys[2], scale_ > 0 ? drift_ / scale_ : 0.0, "", "1",
                                 "largest drift, relative to the largest |T| + |V| + |W_Q| + |P| + |W_C|", false},
                                {"dependent_speeds", 0, dependent_, "", "dependent speeds at the end (from the constraint rows)", false},
                                {"dependent_speeds_start", 0, s_.dependent_text, "", "dependent speeds at the start", false},

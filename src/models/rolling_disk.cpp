@@ -144,11 +144,7 @@ class DiskSummarizer final : public Summarizer {
   double radius_error() const { return radius_error_; }
 
   /// The energy items read the outputs (the total energy); the others the states and the events only.
-  void select(const std::vector<std::string>& keys) override {
-    reads_outputs_ = false;
-    for (const auto& k : keys)
-      for (const char* e : kEnergyKeys) reads_outputs_ = reads_outputs_ || k == e;
-  }
+  void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyKeys); }
   bool reads_outputs() const override { return reads_outputs_; }
   /// The note on a radius within the integration error of 1, reported only then.
   std::vector<std::string> conditional_keys() const override { return {kNoteKey}; }

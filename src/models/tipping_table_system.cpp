@@ -363,8 +363,8 @@ class TableSummarizer final : public Summarizer {
     bool outputs, tracker;
   };
   static constexpr Key kKeys[kItems] = {
-      {"energy_initial", true, false},      {"energy_drift_abs", true, false},
-      {"energy_drift_rel", true, false},    {"normal_force_min", true, false},
+      {kEnergyDriftKeys[0], true, false},   {kEnergyDriftKeys[1], true, false},
+      {kEnergyDriftKeys[2], true, false},   {"normal_force_min", true, false},
       {"friction_demand_max", false, true}, {"friction_demand_max_loaded", false, true},
       {"t_edge", false, false},             {"t_lift_off", false, false},
       {"t_slip_onset", false, false}};

@@ -3,6 +3,7 @@
 /// named witness functions with a direction, and what happens at an event.
 #include <map>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -75,6 +76,17 @@ inline constexpr std::string_view kSummaryOwnKeys[] = {"termination", "t_final",
 /// The items the simulate loop adds to a model's summary (the self-audit's verdict and its use of the balance
 /// tolerance), where the audit applies.
 inline constexpr std::string_view kLoopSummaryKeys[] = {"audit", "audit_balance_use"};
+
+/// The energy-drift items that many models' summaries report, reading their energy outputs at every point.
+inline constexpr const char* kEnergyDriftKeys[] = {"energy_initial", "energy_drift_abs", "energy_drift_rel"};
+
+/// Whether `keys` (Summarizer::select's) names any of `names`.
+inline bool names_any(const std::vector<std::string>& keys, std::span<const char* const> names) {
+  for (const auto& k : keys)
+    for (const char* n : names)
+      if (k == n) return true;
+  return false;
+}
 
 /// Accumulates a model's summary from the samples, the steps and the events of one run.
 class Summarizer {
