@@ -62,6 +62,7 @@ class AutoIntegrator final : public Integrator {
   void state_at(double t, double* x) const override { cur_->state_at(t, x); }
   void derivative_at(double t, double* xdot) const override { cur_->derivative_at(t, xdot); }
   const std::vector<int>& roots() const override { return cur_->roots(); }
+  const double* witness_values() const override { return cur_->witness_values(); }
   double last_step_size() const override { return cur_->last_step_size(); }
   void error_scale(const double* x, double* err) const override { cur_->error_scale(x, err); }
   bool locates_events_exactly() const override { return cur_->locates_events_exactly(); }
