@@ -94,17 +94,18 @@ ResultFile::~ResultFile() {
 
 namespace {
 
-/// Rows per chunk of /trajectory and /scene (and rows buffered before a write): 4,096, or the samples the run would
-/// write by t_end in 1,024 chunks, up to 16,384. HDF5 keeps the chunk index's nodes in memory as the datasets grow:
-/// about 8 MiB for the 32,000 chunks of the table's 10^7 samples in chunks of 4,096 rows (peak RSS 34 MiB, against
-/// 26 MiB for 10^6 samples); in chunks of 16,384 rows, 29 MiB. Larger chunks buffer more (a run stopped by an event
-/// long before t_end would buffer for samples it never writes): 128 KiB a column at most.
-/// A chunk is deflated whole, fill included, so a run that would write fewer than 4,096 samples gets chunks of the
-/// next power of two above its samples and 32 more rows (its events' samples), at least 64: a sample-free run of
-/// the table deflated 4,096-row chunks of /trajectory and /scene for 35 million instructions, more than its
-/// integration took.
+/// Rows per chunk of /trajectory and /scene (and rows buffered before a write): 1,024, or the samples the run would
+/// write by t_end in 1,024 chunks, up to 16,384. HDF5 keeps the chunk index's nodes in memory as the datasets grow,
+/// so at most about 1,024 chunks a dataset bound the memory: the table at rest (tools/longruns' command) peaked at
+/// 22 MiB with 10^4 samples, 33 MiB with 10^6 and 39 MiB with 10^7.
+/// A chunk is deflated whole, fill included, and a run stopped by an event before t_end deflates its last chunk's
+/// fill too. The table stopped at its edge (1,821 samples of the 10,001 its t_end would give) spent 52 % of its
+/// run's instructions deflating /scene and /trajectory with chunks of at least 4,096 rows, 43 % with 1,024
+/// (callgrind). Smaller chunks deflate a little worse: the double pendulum's 200,001 samples take 27.2 MB instead
+/// of 26.2 MB. A run that would write fewer than 1,024 samples gets chunks of the next power of two above its
+/// samples and 32 more rows (its events' samples), at least 64.
 std::size_t trajectory_block(const RunInfo& info) {
-  constexpr double kChunks = 1024, kMin = 4096, kMax = 16384;
+  constexpr double kChunks = 1024, kMin = 1024, kMax = 16384;
   const double samples = info.output_dt > 0 ? (info.t_end - info.t0) / info.output_dt + 1 : 0;
   if (!(samples > 0) || !std::isfinite(samples)) return static_cast<std::size_t>(kMin);
   if (samples < kMin)

@@ -74,8 +74,8 @@ SceneWriter::SceneWriter(hid_t root, const SceneSystem& system, std::size_t bloc
   }
   std::size_t widest = 0;
   for (const auto& ds : datasets_) widest = std::max(widest, ds.width);
-  buffer_.resize(block_ * size_);
-  column_.resize(block_ * widest);
+  buffer_.reset(new double[block_ * size_]);
+  column_.reset(new double[block_ * widest]);
 }
 
 SceneWriter::~SceneWriter() {
@@ -98,7 +98,7 @@ void SceneWriter::include(const double* point, const double* reach) {
 }
 
 void SceneWriter::append(double t, const double* x, const double* y, int mode) {
-  double* v = buffer_.data() + buffered_ * size_;
+  double* v = buffer_.get() + buffered_ * size_;
   system_.scene_values(t, x, y, mode, v);
   for (const Drawable& d : scene_.drawables) {
     const std::size_t points = has_pose(d.kind) ? 1 : d.points;
@@ -109,7 +109,7 @@ void SceneWriter::append(double t, const double* x, const double* y, int mode) {
   }
   if (rows_ == 0 && buffered_ == 0)
     for (const auto& ds : datasets_)
-      if (ds.fixed) h5::write_rows(ds.handle.get(), 0, 1, H5T_NATIVE_DOUBLE, buffer_.data() + ds.offset, "scene");
+      if (ds.fixed) h5::write_rows(ds.handle.get(), 0, 1, H5T_NATIVE_DOUBLE, buffer_.get() + ds.offset, "scene");
   if (++buffered_ >= block_) flush();
 }
 
@@ -120,11 +120,11 @@ void SceneWriter::flush() {
   for (const auto& ds : datasets_) {
     if (ds.fixed) continue;
     for (std::size_t r = 0; r < n; ++r)
-      std::copy_n(buffer_.data() + r * size_ + ds.offset, ds.width, column_.data() + r * ds.width);
+      std::copy_n(buffer_.get() + r * size_ + ds.offset, ds.width, column_.get() + r * ds.width);
     if (chunks_ && rows_ % block_ == 0)
-      chunks_->submit(ds.handle.get(), rows_, n, column_.data(), n * ds.width, block_ * ds.width, "scene");
+      chunks_->submit(ds.handle.get(), rows_, n, column_.get(), n * ds.width, block_ * ds.width, "scene");
     else
-      h5::write_rows(ds.handle.get(), rows_, n, H5T_NATIVE_DOUBLE, column_.data(), "scene");
+      h5::write_rows(ds.handle.get(), rows_, n, H5T_NATIVE_DOUBLE, column_.get(), "scene");
   }
   rows_ += n;
   std::vector<double> extent(extent_.begin(), extent_.end());

@@ -3,6 +3,7 @@
 /// per drawable, and each sample's values as rows in step with /trajectory, buffered in blocks like its columns.
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "rollsim/hybrid/scene.hpp"
@@ -38,7 +39,9 @@ class SceneWriter {
   const Scene& scene_;
   h5::Handle group_;
   std::vector<Dataset> datasets_;
-  std::vector<double> buffer_, column_;
+  /// A block's sample values, and one dataset's columns of them: left uninitialised (rows are written before they
+  /// are read), so that the pages of a block a short run never fills are never touched.
+  std::unique_ptr<double[]> buffer_, column_;
   std::size_t size_, block_, buffered_ = 0, rows_ = 0;
   std::array<double, 6> extent_;
   h5::ChunkWriter* chunks_ = nullptr;
