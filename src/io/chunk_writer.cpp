@@ -21,13 +21,14 @@ void shuffle_bytes(const unsigned char* in, std::size_t n, std::size_t elem, uns
   shuffle_bytes(in, n, elem, out, n);
 }
 
-/// One chunk: its place, its values, and once compressed its bytes as HDF5's filters make them.
+/// One chunk: its place, its values, and once compressed its bytes (shuffled and deflated, as HDF5's filters read
+/// them).
 struct ChunkWriter::Job {
   enum class State { Queued, Running, Done };
   hid_t ds = -1;
   std::size_t first = 0, rows = 0;
   std::string name;
-  std::vector<double> values;  ///< the rows given: the chunk's first values, zeros (the fill value) after them
+  std::vector<double> values;  ///< the rows given, the chunk's first values (Stream::compress lays the fill after them)
   std::size_t chunk_count = 0;  ///< the values of a whole chunk
   std::vector<unsigned char> packed;
   std::string error;  ///< the compressor's complaint, if compressing failed
@@ -60,7 +61,8 @@ struct ChunkWriter::Stream {
     shuffle_bytes(reinterpret_cast<const unsigned char*>(job.values.data()), job.values.size(), sizeof(double),
                   shuffled.data(), job.chunk_count);
     job.packed.resize(libdeflate_zlib_compress_bound(compressor, bytes));
-    const std::size_t out = libdeflate_zlib_compress(compressor, shuffled.data(), bytes, job.packed.data(), job.packed.size());
+    const std::size_t out =
+        libdeflate_zlib_compress(compressor, shuffled.data(), bytes, job.packed.data(), job.packed.size());
     if (out == 0) {
       job.error = "libdeflate's compressor found no room within its own bound";
       return;
