@@ -37,10 +37,12 @@ struct ChunkWriter::Job {
 
 /// A compressor at level 1 (libdeflate's, which writes the zlib format HDF5's deflate filter inflates, about twice
 /// as fast as zlib's deflate at its level 1 on a run's chunks, for as many bytes), kept for the thread's chunks,
-/// and the shuffled bytes' scratch.
+/// and its scratch.
 struct ChunkWriter::Stream {
   libdeflate_compressor* compressor = libdeflate_alloc_compressor(1);
-  std::vector<unsigned char> shuffled;
+  /// The thread's scratch, grown to the largest chunk seen and kept: the shuffled values and the deflated bytes
+  /// (copied out to the job at their size, so that a job touches no more memory than its bytes).
+  std::vector<unsigned char> shuffled, deflated;
 
   Stream() = default;
   ~Stream() {
@@ -57,17 +59,17 @@ struct ChunkWriter::Stream {
       job.error = "libdeflate's compressor could not be set up (out of memory?)";
       return;
     }
-    shuffled.resize(bytes);
+    if (shuffled.size() < bytes) shuffled.resize(bytes);
     shuffle_bytes(reinterpret_cast<const unsigned char*>(job.values.data()), job.values.size(), sizeof(double),
                   shuffled.data(), job.chunk_count);
-    job.packed.resize(libdeflate_zlib_compress_bound(compressor, bytes));
-    const std::size_t out =
-        libdeflate_zlib_compress(compressor, shuffled.data(), bytes, job.packed.data(), job.packed.size());
+    const std::size_t bound = libdeflate_zlib_compress_bound(compressor, bytes);
+    if (deflated.size() < bound) deflated.resize(bound);
+    const std::size_t out = libdeflate_zlib_compress(compressor, shuffled.data(), bytes, deflated.data(), bound);
     if (out == 0) {
       job.error = "libdeflate's compressor found no room within its own bound";
       return;
     }
-    job.packed.resize(out);
+    job.packed.assign(deflated.data(), deflated.data() + out);
   }
 };
 
