@@ -137,9 +137,9 @@ namespace {
 
 /// A transfer property list whose type-conversion buffer fits `elements` values (32 bytes each: a variable-length
 /// string's 16 in the file, with room to spare), between 4 KiB and HDF5's default of 1 MiB. A write that converts
-/// (strings, the int8 mode column written from int) has HDF5 allocate and clear that buffer: at the default size, 256 pages
-/// faulted in for a few rows, which were 30 % of a short run's page faults (with the clearing, about 17 us a page on
-/// these machines: docs/hardening.md).
+/// (strings, the int8 mode column written from int) has HDF5 allocate and clear that buffer: at the default size,
+/// 256 pages faulted in for a few rows, which were 30 % of a short run's page faults (with the clearing, about
+/// 17 us a page on these machines: docs/hardening.md).
 Handle transfer_list(std::size_t elements) {
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(H5P_DATASET_XFER)");
   const std::size_t bytes = std::clamp<std::size_t>(elements * 32, std::size_t{4} << 10, std::size_t{1} << 20);
