@@ -11,11 +11,13 @@ namespace rollsim {
 
 namespace {
 
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
+double dot_n(const double* a, const double* b, size_t n) {
   double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  for (size_t i = 0; i < n; ++i) s += a[i] * b[i];
   return s;
 }
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) { return dot_n(a.data(), b.data(), a.size()); }
 
 /// Per-thread scratch for ∇H and F±: sized once, so that evaluating σ± or F0 (every right-hand side in the
 /// sliding mode, every witness) does not allocate.
@@ -181,11 +183,12 @@ const std::vector<Witness>& FilippovSystem::mode_witnesses(int mode) {
   return mode == kPlus ? plus : (mode == kMinus ? minus : sliding);
 }
 
-void FilippovSystem::witness_rates(double t, const double* x, const double*, int mode, double* gdot) const {
+void FilippovSystem::witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const {
   if (mode == kPlus || mode == kMinus) {
-    double sp, sm;
-    sigmas(t, x, sp, sm);
-    gdot[0] = mode == kPlus ? sp : sm;
+    // dH/dt = ∇H·x', and x' = F± in mode ±: σ± without evaluating the two fields again.
+    FieldScratch& s = scratch(size());
+    switching_gradient(t, x, s.g.data());
+    gdot[0] = dot_n(s.g.data(), xdot, size());
     return;
   }
   sigma_rates(t, x, gdot[0], gdot[1]);

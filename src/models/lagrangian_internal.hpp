@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -70,13 +72,76 @@ struct Compiled {
   SetupTimes setup;
 };
 
+/// M a = f for a mass matrix M (n x n, column-major) by LU decomposition with partial pivoting: Eigen's
+/// PartialPivLU of a fixed size for n up to kFixedMax, of a dynamic size above. For the few coordinates of most
+/// models the dynamic-size decomposition's dispatch and blocking cost many times the model's own kernel (the
+/// rolling disk written as a user model: 46 % of a run's instructions in Eigen's LU and its triangular solves).
+class MassLu {
+ public:
+  static constexpr int kFixedMax = 6;
+
+  /// Decomposes M (n x n, column-major).
+  void compute(const double* M, Eigen::Index n) {
+    n_ = n;
+    with_size([&](auto size) {
+      constexpr int N = decltype(size)::value;
+      factors<N>().compute(Eigen::Map<const Eigen::Matrix<double, N, N>>(M, n, n));
+    });
+  }
+  /// x = M^-1 b for the last M decomposed (b and x of size n).
+  void solve(const double* b, double* x) const {
+    with_size([&](auto size) {
+      constexpr int N = decltype(size)::value;
+      Eigen::Map<Eigen::Matrix<double, N, 1>>(x, n_) =
+          std::get<Lu<N>>(lu_).solve(Eigen::Map<const Eigen::Matrix<double, N, 1>>(b, n_));
+    });
+  }
+
+ private:
+  template <int N>
+  using Lu = Eigen::PartialPivLU<Eigen::Matrix<double, N, N>>;
+
+  /// Calls f with std::integral_constant<int, N>: N = n_ up to kFixedMax, else Eigen::Dynamic.
+  template <class F>
+  void with_size(F&& f) const {
+    switch (n_) {
+      case 1: return f(std::integral_constant<int, 1>{});
+      case 2: return f(std::integral_constant<int, 2>{});
+      case 3: return f(std::integral_constant<int, 3>{});
+      case 4: return f(std::integral_constant<int, 4>{});
+      case 5: return f(std::integral_constant<int, 5>{});
+      case 6: return f(std::integral_constant<int, 6>{});
+      default: return f(std::integral_constant<int, Eigen::Dynamic>{});
+    }
+  }
+  template <int N>
+  Lu<N>& factors() {
+    if (!std::holds_alternative<Lu<N>>(lu_)) {
+      if constexpr (N == Eigen::Dynamic) lu_.template emplace<Lu<N>>(n_);
+      else lu_.template emplace<Lu<N>>();
+    }
+    return std::get<Lu<N>>(lu_);
+  }
+
+  Eigen::Index n_ = 0;
+  std::variant<std::monostate, Lu<1>, Lu<2>, Lu<3>, Lu<4>, Lu<5>, Lu<6>, Lu<Eigen::Dynamic>> lu_;
+};
+static_assert(MassLu::kFixedMax == 6, "MassLu::with_size names the fixed sizes");
+
 /// Per-thread scratch: no heap allocation once the sizes are reached.
 struct Scratch {
   std::vector<double> in, dyn, jac, out, tmp;
-  Eigen::MatrixXd M;
-  Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+  MassLu lu;  ///< of the mass matrix of the last accelerations()
   Eigen::VectorXd rhs, sol;
+  /// Sized for c; the sizes are worked out only when c's differ from the last model's (every right-hand side of a
+  /// user model asks).
   void ensure(const Compiled& c) {
+    const std::size_t key[] = {c.n,        c.nc,         c.n_extra,         c.n_user_outputs, c.n_events,
+                               c.in_size,  c.n_contacts, c.n_cone_contacts, c.n_dae_extra};
+    bool same = true;  // a loop, not std::equal: that is a call to memcmp, dearer than these nine compares
+    for (std::size_t i = 0; i < std::size(key); ++i) same = same && key[i] == sized_for_[i];
+    if (same) return;
+    std::copy(std::begin(key), std::end(key), sized_for_);
     const std::size_t n = c.n, N = 2 * n + c.nc + c.n_extra + 4;
     auto grow = [](std::vector<double>& v, std::size_t k) {
       if (v.size() < k) v.assign(k, 0.0);
@@ -90,13 +155,15 @@ struct Scratch {
                                      c.nc * symbolic::KernelNames::constraint_stride(n),
                                      c.n_dae_extra * (2 * n + c.nc + 1), 16}));
     grow(tmp, 4 * N + 8);
-    if (static_cast<std::size_t>(M.rows()) != n + c.nc) {
-      M.resize(static_cast<Eigen::Index>(n + c.nc), static_cast<Eigen::Index>(n + c.nc));
-      lu = Eigen::PartialPivLU<Eigen::MatrixXd>(static_cast<Eigen::Index>(n + c.nc));
+    if (static_cast<std::size_t>(rhs.size()) != n + c.nc) {
       rhs.resize(static_cast<Eigen::Index>(n + c.nc));
       sol.resize(static_cast<Eigen::Index>(n + c.nc));
     }
   }
+
+ private:
+  /// The sizes ensure() last worked from (none at first: no model has n = -1).
+  std::size_t sized_for_[9] = {~std::size_t{0}};
 };
 
 /// Per-thread room for a set of outputs (the energy ledger's), kept between calls.
@@ -130,17 +197,13 @@ inline bool accelerations(const Compiled& c, Scratch& w, double t, const double*
   double* in = fill(c, w, t, x, s);
   c.dyn(in, w.dyn.data());
   const auto n = static_cast<Eigen::Index>(c.n);
-  auto M = w.M.topLeftCorner(n, n);
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = 0; i < n; ++i) M(i, j) = w.dyn[static_cast<std::size_t>(i + n * j)];
-  w.lu.compute(w.M);  // the ODE forms only (nc = 0): M is n x n
-  for (Eigen::Index i = 0; i < n; ++i) w.rhs(i) = w.dyn[static_cast<std::size_t>(n * n + i)];
-  w.sol.head(n) = w.lu.solve(w.rhs.head(n));
+  // rs_dyn's M (n x n, column-major; the ODE forms only, nc = 0), then f.
+  w.lu.compute(w.dyn.data(), n);
+  w.lu.solve(w.dyn.data() + n * n, a);
   bool ok = true;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    a[i] = w.sol(i);
+  for (std::size_t i = 0; i < c.n; ++i) {
     ok = ok && std::isfinite(a[i]);
-    in[c.in_a + static_cast<std::size_t>(i)] = a[i];
+    in[c.in_a + i] = a[i];
   }
   return ok;
 }
@@ -162,10 +225,8 @@ inline void ode_jacobian(const Compiled& c, double t, const double* x, double s,
   c.jac(w.in.data(), w.jac.data());
   std::fill(J, J + N * N, 0.0);
   for (std::size_t i = 0; i < n; ++i) J[i + N * (n + i)] = 1.0;
-  const auto ni = static_cast<Eigen::Index>(n);
   for (std::size_t k = 0; k < 2 * n; ++k) {
-    for (std::size_t i = 0; i < n; ++i) w.rhs(static_cast<Eigen::Index>(i)) = w.jac[i + n * k];
-    w.sol.head(ni) = w.lu.solve(w.rhs.head(ni));
+    w.lu.solve(w.jac.data() + n * k, w.sol.data());
     for (std::size_t i = 0; i < n; ++i) J[n + i + N * k] = -w.sol(static_cast<Eigen::Index>(i));
     for (std::size_t e = 0; e < c.n_extra; ++e) J[2 * n + e + N * k] = w.jac[n * 2 * n + e + c.n_extra * k];
   }

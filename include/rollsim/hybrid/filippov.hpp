@@ -106,7 +106,7 @@ class FilippovSystem : public OdeSystem, public WitnessSystem {
   std::vector<Witness> witnesses(int mode) const override { return mode_witnesses(mode); }
   std::size_t witness_count(int mode) const override { return mode_witnesses(mode).size(); }
   void witness_values(double t, const double* x, int mode, double* g) const override;
-  /// Mode ±1: dH/dt = σ±; mode 0: sigma_rates().
+  /// Mode ±1: dH/dt = ∇H·x' (σ± = ∇H·F±, with x' = F± from the caller); mode 0: sigma_rates().
   void witness_rates(double t, const double* x, const double* xdot, int mode, double* gdot) const override;
   RegionCheck region_check(double t, const double* x, int mode, const double* err) const override;
   EventOutcome on_event(double t, double* x, int mode, const std::string& witness,
