@@ -138,9 +138,10 @@ struct Scratch {
   void ensure(const Compiled& c) {
     const std::size_t key[] = {c.n,        c.nc,         c.n_extra,         c.n_user_outputs, c.n_events,
                                c.in_size,  c.n_contacts, c.n_cone_contacts, c.n_dae_extra};
-    bool same = true;  // a loop, not std::equal: that is a call to memcmp, dearer than these nine compares
-    for (std::size_t i = 0; i < std::size(key); ++i) same = same && key[i] == sized_for_[i];
-    if (same) return;
+    // Compared one by one to the first difference (std::equal is a call to memcmp, dearer than these compares).
+    std::size_t i = 0;
+    while (i < std::size(key) && key[i] == sized_for_[i]) ++i;
+    if (i == std::size(key)) return;
     std::copy(std::begin(key), std::end(key), sized_for_);
     const std::size_t n = c.n, N = 2 * n + c.nc + c.n_extra + 4;
     auto grow = [](std::vector<double>& v, std::size_t k) {
