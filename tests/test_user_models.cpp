@@ -431,6 +431,61 @@ TEST_CASE("user model: a linearisation's inputs are generalized forces, B = [0, 
     }
 }
 
+
+TEST_CASE("user model: M q'' = f is solved for mass matrices of 1 to 7 coordinates (fixed-size and dynamic LU) as the closed form says") {
+  // n masses with a shared kinetic term: T = 1/2 sum m_i q_i'^2 + 1/2 c (sum q_i')^2, V = 1/2 sum k_i q_i^2. M = D + c 1 1^T
+  // is full; Sherman-Morrison gives M^-1 = D^-1 - c D^-1 1 1^T D^-1 / (1 + c sum 1/m_j), so q'' = M^-1 (-K q) and its
+  // Jacobian -M^-1 K in closed form. Sizes 1, 3 and 6 take the fixed-size decomposition, 7 the dynamic one.
+  for (const int n : {1, 3, 6, 7}) {
+    CAPTURE(n);
+    const double c = 0.7;
+    std::vector<double> m(n), k(n), q(n);
+    std::string params = "c = 0.7\n", coords, kinetic = "1/2*c*(", potential, initial;
+    for (int i = 0; i < n; ++i) {
+      m[i] = 1.0 + 0.25 * i;
+      k[i] = 2.0 + i;
+      const std::string id = std::to_string(i), q_text = std::to_string((i % 2 ? -0.1 : 0.1) * (i + 1));
+      q[i] = std::stod(q_text);  // the start as the scenario gives it
+      params += "m" + id + " = " + std::to_string(m[i]) + "\nk" + id + " = " + std::to_string(k[i]) + "\n";
+      coords += "q" + id + " = \"m\"\n";
+      kinetic += (i ? " + der(q" : "der(q") + id + ")";
+      potential += (i ? " + 1/2*k" : "1/2*k") + id + "*q" + id + "^2";
+      initial += "q" + id + " = " + q_text + "\n";
+    }
+    kinetic += ")^2";
+    for (int i = 0; i < n; ++i) kinetic += " + 1/2*m" + std::to_string(i) + "*der(q" + std::to_string(i) + ")^2";
+    const std::string text = "model = \"lagrangian\"\n[parameters]\n" + params + "[coordinates]\n" + coords +
+                             "[lagrangian]\nkinetic = \"" + kinetic + "\"\npotential = \"" + potential +
+                             "\"\n[initial]\n" + initial + "[simulation]\nt_end = 1\n";
+    const Scenario sc = load_scenario_text(text, "chain.toml", {});
+    auto sys = build_system(sc);
+    const auto* ode = facet<OdeSystem>(*sys);
+    REQUIRE(ode);
+    const std::size_t N = sys->size();
+    REQUIRE(N == static_cast<std::size_t>(2 * n));
+    std::vector<double> x(N), xdot(N), J(N * N);
+    sys->initial_state(x.data());
+    for (int i = 0; i < n; ++i) REQUIRE(x[i] == q[i]);
+    ode->rhs(0.0, x.data(), 0, xdot.data());
+    REQUIRE(ode->jacobian(0.0, x.data(), 0, J.data()));
+    double inv_sum = 0, fm_sum = 0;
+    for (int j = 0; j < n; ++j) {
+      inv_sum += 1 / m[j];
+      fm_sum += -k[j] * q[j] / m[j];
+    }
+    const double den = 1 + c * inv_sum;
+    auto minv = [&](int i, int j) { return (i == j ? 1 / m[i] : 0.0) - c / (m[i] * m[j] * den); };
+    for (int i = 0; i < n; ++i) {
+      const double a = -k[i] * q[i] / m[i] - c * fm_sum / (m[i] * den);
+      CHECK(xdot[n + i] == doctest::Approx(a).epsilon(1e-13));
+      for (int j = 0; j < n; ++j) {
+        CHECK(J[n + i + N * j] == doctest::Approx(-minv(i, j) * k[j]).epsilon(1e-13).scale(1e-13));
+        CHECK(J[n + i + N * (n + j)] == 0.0);  // no forces of the speeds
+      }
+    }
+  }
+}
+
 }  // namespace rollsim
 
 namespace rollsim {
