@@ -315,10 +315,11 @@ class DiskSystem final : public FilippovSystem, public ExactSystem, public Scene
 
  private:
   void fill(int mode, const double* x, double* f) const {
-    field(p_.inertia_ratio, mode, x, f);
+    double g[kStates];  // formed apart and scaled into f: scaling f in place read back the values just stored
+    field(p_.inertia_ratio, mode, x, g);
     // Smooth extension of j |z| on each side (mode z > 0 or z < 0), not |z| itself.
-    f[kDissipated] = s_.energy * p_.inertia_ratio * mode * x[kZ];
-    for (int i = 0; i < kStates; ++i) f[i] *= s_.omega0;
+    g[kDissipated] = s_.energy * p_.inertia_ratio * mode * x[kZ];
+    for (int i = 0; i < kStates; ++i) f[i] = g[i] * s_.omega0;
   }
   bool jac(int mode, double* J) const {
     const double j = p_.inertia_ratio, w = s_.omega0;
