@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <iterator>
 #include <limits>
@@ -399,17 +398,8 @@ class TableSystem final : public OdeSystem, public WitnessSystem, public Lineari
   const Signals& outputs() const override { return tipping_table::outputs().signals(); }
   void initial_state(double* x0) const override { std::copy(x0_, x0_ + kStates, x0); }
 
-  /// x' as two pairs, (theta1', theta2') and the two accelerations: the compiler then forms the accelerations' two
-  /// quotients in one packed division and stores x' 16 bytes at a time, for the stages that read it two values at a
-  /// time. With dopri5 this took a fifth off the table's time (73 to 59 us a point of a sweep to the edge with the
-  /// event times only, `rollsim bench --sweep`); the values are those of tipping_table::rhs bit for bit.
   void rhs(double, const double* x, int, double* xdot) const override {
-    double acc[2];
-    tipping_table::accelerations(p_, x, p_.table_torque, acc);
-    using Pair = double __attribute__((vector_size(16)));
-    const Pair rates = {x[2], x[3]}, accelerations = {acc[0], acc[1]};
-    std::memcpy(xdot, &rates, sizeof rates);
-    std::memcpy(xdot + 2, &accelerations, sizeof accelerations);
+    tipping_table::rhs(p_, x, p_.table_torque, xdot);
   }
 
   bool jacobian(double, const double* x, int, double* J) const override {
