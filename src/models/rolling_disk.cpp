@@ -2,12 +2,12 @@
 #include "rollsim/hybrid/integrator.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <sstream>
 
 #include "rollsim/analysis/simulation_keys.hpp"
 #include "rollsim/core/error.hpp"
+#include "rollsim/core/store_pair.hpp"
 #include "rollsim/hybrid/filippov.hpp"
 #include "rollsim/hybrid/outputs.hpp"
 #include "rollsim/hybrid/scene.hpp"
@@ -315,19 +315,17 @@ class DiskSystem final : public FilippovSystem, public ExactSystem, public Scene
   }
 
  private:
-  /// F (mode +1, -1) or F0 (mode 0) times Omega0, with the dissipation's rate. Formed in registers and stored in
-  /// pairs, 16 bytes at a time: scaling f in place, or pairs the compiler built through the stack, read back two at a
-  /// time values just stored one at a time, and the processor waited for each such pair (a tenth of a DOP853 run).
+  /// F (mode +1, -1) or F0 (mode 0) times Omega0, with the dissipation's rate, formed apart and stored in pairs
+  /// (store_pair): scaling f in place read back two at a time values just stored one at a time (a tenth of a DOP853
+  /// run).
   void fill(int mode, const double* x, double* f) const {
     double g[3];
     field(p_.inertia_ratio, mode, x, g);
     // Smooth extension of j |z| on each side (mode z > 0 or z < 0), not |z| itself.
     const double dissipation = s_.energy * p_.inertia_ratio * mode * x[kZ];
-    using Pair = double __attribute__((vector_size(16)));
-    const Pair w = {s_.omega0, s_.omega0};
-    const Pair low = Pair{g[kX], g[kY]} * w, high = Pair{g[kZ], dissipation} * w;
-    std::memcpy(f, &low, sizeof low);
-    std::memcpy(f + 2, &high, sizeof high);
+    const double w = s_.omega0;
+    store_pair(f, g[kX] * w, g[kY] * w);
+    store_pair(f + 2, g[kZ] * w, dissipation * w);
   }
   bool jac(int mode, double* J) const {
     const double j = p_.inertia_ratio, w = s_.omega0;

@@ -9,10 +9,11 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <optional>
 #include <type_traits>
+
+#include "rollsim/core/store_pair.hpp"
 
 namespace rollsim::tipping_table {
 
@@ -129,19 +130,16 @@ void accelerations(const Params& p, const S* x, S tau, S* acc) {
 }
 
 /// Right-hand side x' = f(x, tau). \param tau table torque [N m] (the model input).
-/// In double precision x' is formed as two pairs, (theta1', theta2') and the two accelerations: the compiler then
-/// forms the accelerations' two quotients in one packed division and stores x' 16 bytes at a time, for the stages
-/// that read it two values at a time. With dopri5 this took a fifth off the table's time (73 to 59 us a point of a
-/// sweep to the edge with the event times only, `rollsim bench --sweep`), with the same values bit for bit.
+/// In double precision x' is stored in two pairs (store_pair), (theta1', theta2') and the two accelerations: with
+/// dopri5 this took a fifth off the table's time (73 to 59 us a point of a sweep to the edge with the event times only,
+/// `rollsim bench --sweep`), the accelerations' two quotients then formed in one packed division.
 template <class S>
 void rhs(const Params& p, const S* x, S tau, S* xdot) {
   S acc[2];
   accelerations(p, x, tau, acc);
   if constexpr (std::is_same_v<S, double>) {
-    using Pair = double __attribute__((vector_size(16)));
-    const Pair rates = {x[2], x[3]}, second = {acc[0], acc[1]};
-    std::memcpy(xdot, &rates, sizeof rates);
-    std::memcpy(xdot + 2, &second, sizeof second);
+    store_pair(xdot, x[2], x[3]);
+    store_pair(xdot + 2, acc[0], acc[1]);
   } else {
     xdot[0] = x[2];
     xdot[1] = x[3];
