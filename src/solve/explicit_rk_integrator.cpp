@@ -288,6 +288,7 @@ class ExplicitRkIntegrator final : public Integrator {
   }
 
   void reset(double t, const double* x, int mode) override {
+    const bool restarting = started_;
     if (started_) ++restarts_;
     else method_.restart();
     started_ = true;
@@ -310,7 +311,11 @@ class ExplicitRkIntegrator final : public Integrator {
     if (nw_) witnesses(t, x_new_.data(), g_old_);
     pending_ = false;
     method_.reset();
-    h_ = initial_step();
+    // A restart after an event continues with the step size the run had reached: the error test rejects it where
+    // the new mode needs a smaller one. Only a fresh start estimates its first step, which is smaller by an order
+    // of magnitude and takes a few steps to grow back (the disk with DOP853 from (3, 0, 1) to tau = 60: 38
+    // restarts, 299 steps and 5,329 right-hand sides with an estimate at each, 256 and 4,795 without).
+    h_ = restarting && h_ > 0 && std::isfinite(h_) ? h_ : initial_step();
   }
 
   Status step(double t_stop) override {
