@@ -288,7 +288,7 @@ TEST_CASE("explicit RK: a right-hand side that is not a number ends the run as a
 TEST_CASE("explicit RK: a restart continues with the step size reached, at no cost in steps or accuracy") {
   // The oscillator x = cos t integrated to t = 10, once straight through and once restarted (reset) at the first step
   // end past t = 5 with its own state: the restart's first step is the size the run had reached, not a new estimate
-  // an order of magnitude smaller, and the run takes no more steps than the one without the restart.
+  // an order of magnitude smaller, and the run takes at most one step more than the one without the restart.
   test::Oscillator sys;
   for (const Method& m : kMethods) {
     INFO("method " << std::string(m.name));

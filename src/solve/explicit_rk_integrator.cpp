@@ -314,7 +314,7 @@ class ExplicitRkIntegrator final : public Integrator {
     // A restart after an event continues with the step size the run had reached: the error test rejects it where
     // the new mode needs a smaller one. Only a fresh start estimates its first step, which is smaller by an order
     // of magnitude and takes a few steps to grow back (the disk with DOP853 from (3, 0, 1) to tau = 60: 38
-    // restarts, 299 steps and 5,329 right-hand sides with an estimate at each, 256 and 4,795 without).
+    // restarts, 299 steps and 5,329 right-hand sides with an estimate at each, 256 and 4,757 without).
     h_ = restarting && h_ > 0 && std::isfinite(h_) ? h_ : initial_step();
   }
 
