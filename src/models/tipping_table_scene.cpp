@@ -43,7 +43,6 @@ void table_scene_values(const Params& p, double theta1, const double* wheel, dou
 
 RollingTableScene::RollingTableScene(const Params& p, const Signals& states, const Signals& outputs)
     : p_(p),
-      scene_(table_scene(p)),
       theta1_(signal_index(states, "theta1", "the table's scene")),
       theta2_(signal_index(states, "theta2", "the table's scene")),
       s_(signal_index(outputs, "contact_position", "the table's scene")),
@@ -51,6 +50,11 @@ RollingTableScene::RollingTableScene(const Params& p, const Signals& states, con
       tangential_(signal_index(outputs, "tangential_force", "the table's scene")),
       wheel_x_(find(states, "wheel_x")),
       wheel_y_(find(states, "wheel_y")) {}
+
+const Scene& RollingTableScene::scene() const {
+  std::call_once(scene_built_, [this] { scene_ = table_scene(p_); });
+  return scene_;
+}
 
 void RollingTableScene::scene_values(double, const double* x, const double* y, int, double* v) const {
   const double th = x[theta1_], c = std::cos(th), sn = std::sin(th), s = y[s_], n = y[normal_], t = y[tangential_];

@@ -332,24 +332,26 @@ class TableSummarizer final : public Summarizer {
     if (kind == "slip_onset" && std::isnan(t_slip_)) t_slip_ = t;
   }
   std::vector<SummaryItem> items() const override {
+    // Each item built in place (an initializer list would copy every string once more: a sweep asks at every point).
+    std::vector<SummaryItem> v;
+    v.reserve(kItems);
+    auto add = [&](Item i, double value, const char* unit, std::string label) {
+      v.push_back({kKeys[i].key, value, "", unit, std::move(label), false});
+    };
     char window[160];
     std::snprintf(window, sizeof window, "largest |T_c|/N while N >= %g m_w g = %.6g N (contact phase)",
                   kDemandWindowFraction, demand_.n_window());
-    std::vector<SummaryItem> v{
-        {kKeys[kEnergyInitial].key, e0_, "", "J", "initial energy (T + V)", false},
-        {kKeys[kDriftAbs].key, drift_, "", "J", "largest energy drift", false},
-        {kKeys[kDriftRel].key, scale_ > 0 ? drift_ / scale_ : 0.0, "", "1", "largest energy drift, relative", false},
-        {kKeys[kNormalMin].key, min_n_, "", "N", "smallest normal force", false},
-        {kKeys[kDemandMax].key, demand_.sup(), "", "1",
-         demand_.unbounded() ? "sup |T_c|/N over the contact phase (unbounded: N -> 0 at lift-off, T_c != 0)"
-                             : "sup |T_c|/N over the contact phase",
-         false},
-        {kKeys[kDemandLoaded].key, demand_.window_max(), "", "1", window, false},
-        {kKeys[kTEdge].key, t_edge_, "", "s", "time the wheel reaches the table edge", false},
-        {kKeys[kTLiftOff].key, t_lift_, "", "s", "time the normal force first falls through zero", false},
-    };
-    if (!std::isnan(mu_))
-      v.push_back({kKeys[kTSlipOnset].key, t_slip_, "", "s", "time |T_c| first reaches mu N", false});
+    add(kEnergyInitial, e0_, "J", "initial energy (T + V)");
+    add(kDriftAbs, drift_, "J", "largest energy drift");
+    add(kDriftRel, scale_ > 0 ? drift_ / scale_ : 0.0, "1", "largest energy drift, relative");
+    add(kNormalMin, min_n_, "N", "smallest normal force");
+    add(kDemandMax, demand_.sup(), "1",
+        demand_.unbounded() ? "sup |T_c|/N over the contact phase (unbounded: N -> 0 at lift-off, T_c != 0)"
+                            : "sup |T_c|/N over the contact phase");
+    add(kDemandLoaded, demand_.window_max(), "1", window);
+    add(kTEdge, t_edge_, "s", "time the wheel reaches the table edge");
+    add(kTLiftOff, t_lift_, "s", "time the normal force first falls through zero");
+    if (!std::isnan(mu_)) add(kTSlipOnset, t_slip_, "s", "time |T_c| first reaches mu N");
     return v;
   }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "rollsim/analysis/linearizable.hpp"
@@ -91,12 +92,15 @@ void table_scene_values(const Params& p, double theta1, const double* wheel, dou
 class RollingTableScene : public SceneSystem {
  public:
   RollingTableScene(const Params& p, const Signals& states, const Signals& outputs);
-  const Scene& scene() const override { return scene_; }
+  /// Built at the first call (a file that draws the scene), not with the system: a sweep builds a system per point
+  /// and draws none.
+  const Scene& scene() const override;
   void scene_values(double t, const double* x, const double* y, int mode, double* v) const override;
 
  private:
   Params p_;
-  Scene scene_;
+  mutable std::once_flag scene_built_;
+  mutable Scene scene_;
   std::size_t theta1_, theta2_, s_, normal_, tangential_;
   std::optional<std::size_t> wheel_x_, wheel_y_;
 };
