@@ -132,7 +132,7 @@ static_assert(MassLu::kFixedMax == 6, "MassLu::with_size names the fixed sizes")
 struct Scratch {
   std::vector<double> in, dyn, jac, out, tmp;
   MassLu lu;  ///< of the mass matrix of the last accelerations()
-  Eigen::VectorXd rhs, sol;
+  Eigen::VectorXd sol;  ///< a column of M^-1 (ode_jacobian)
   /// Sized for c; the sizes are worked out only when c's differ from the last model's (every right-hand side of a
   /// user model asks).
   void ensure(const Compiled& c) {
@@ -156,10 +156,7 @@ struct Scratch {
                                      c.nc * symbolic::KernelNames::constraint_stride(n),
                                      c.n_dae_extra * (2 * n + c.nc + 1), 16}));
     grow(tmp, 4 * N + 8);
-    if (static_cast<std::size_t>(rhs.size()) != n + c.nc) {
-      rhs.resize(static_cast<Eigen::Index>(n + c.nc));
-      sol.resize(static_cast<Eigen::Index>(n + c.nc));
-    }
+    if (static_cast<std::size_t>(sol.size()) != n + c.nc) sol.resize(static_cast<Eigen::Index>(n + c.nc));
   }
 
  private:
