@@ -654,7 +654,10 @@ function draw() {
   if (D.mode) { const m = D.mode[i]; modeBox.textContent = "mode: " + (D.mode_names[m] || m); }
   renderer.render(scene, camera);
 }
-function tick(now) {
+function tick() {
+  // the page's clock when the callback runs, not the frame's timestamp, which a browser may set ahead of it:
+  // played time never runs ahead of the time between the clicks
+  const now = performance.now();
   if (playing) {
     if (last !== null) {
       t += (now - last) / 1000 * parseFloat(speedBox.value);
