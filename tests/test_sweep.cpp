@@ -91,6 +91,29 @@ TEST_CASE("sweep: a grid runs the last key fastest, in file order") {
   for (std::size_t i = 0; i < 6; ++i) CHECK(spec.overrides(i) == expect[i]);
 }
 
+TEST_CASE("sweep: a point's value index on each axis is its mixed-radix digit, last axis fastest (grid) or i (zip)") {
+  const auto grid = spec_of(R"([sweep]
+"parameters.wheel_mass" = [1.0, 2.0]
+"initial.theta1" = [0.01, 0.02, 0.03]
+"initial.theta2" = [0.0, 0.1, 0.2, 0.3]
+)");
+  REQUIRE(grid.n_points == 24);
+  for (std::size_t i = 0; i < 24; ++i) {
+    const std::vector<std::size_t> digits{i / 12, (i / 4) % 3, i % 4};
+    CHECK(grid.indices(i) == digits);
+    for (std::size_t k = 0; k < 3; ++k) CHECK(grid.index(i, k) == digits[k]);
+  }
+  const auto zip = spec_of(R"([sweep]
+mode = "zip"
+"parameters.wheel_mass" = [1.0, 2.0, 3.0]
+"initial.theta1" = [0.01, 0.02, 0.03]
+)");
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(zip.indices(i) == std::vector<std::size_t>{i, i});
+    CHECK(zip.index(i, 1) == i);
+  }
+}
+
 TEST_CASE("sweep: zip pairs the i-th values, nested keys, integers, strings and log ranges") {
   const auto spec = spec_of(R"([sweep]
 mode = "zip"

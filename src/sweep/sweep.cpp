@@ -252,16 +252,15 @@ std::vector<double> spaced(double from, double to, long long n, bool log) {
 
 std::vector<std::size_t> Spec::indices(std::size_t i) const {
   std::vector<std::size_t> idx(axes.size());
-  if (mode == "zip") {
-    std::fill(idx.begin(), idx.end(), i);
-    return idx;
-  }
-  for (std::size_t k = axes.size(); k-- > 0;) {
-    const std::size_t n = axes[k].values.size();
-    idx[k] = i % n;
-    i /= n;
-  }
+  for (std::size_t k = 0; k < axes.size(); ++k) idx[k] = index(i, k);
   return idx;
+}
+
+std::size_t Spec::index(std::size_t i, std::size_t k) const {
+  if (mode == "zip") return i;
+  // Grid: the last axis varies fastest.
+  for (std::size_t j = axes.size(); --j > k;) i /= axes[j].values.size();
+  return i % axes[k].values.size();
 }
 
 std::vector<std::string> Spec::overrides(std::size_t i) const {
@@ -870,7 +869,7 @@ std::vector<Column> TableBuilder::take_block() {
     c.description = "swept: " + a.description;
     c.type = a.numeric ? Column::Float64 : Column::String;
     for (std::size_t i = first_; i < rows_; ++i) {
-      const std::size_t j = spec_.indices(i)[k];
+      const std::size_t j = spec_.index(i, k);
       if (a.numeric) c.numbers.push_back(a.numbers[j]);
       else c.strings.push_back(a.labels[j]);
     }

@@ -47,6 +47,8 @@ struct Spec {
   std::vector<Origin> summary_origins;
   /// The value index of every axis at point i.
   std::vector<std::size_t> indices(std::size_t i) const;
+  /// The value index of axis k at point i (indices(i)[k], without building the others).
+  std::size_t index(std::size_t i, std::size_t k) const;
   /// The overrides "key=value" of point i, in axis order.
   std::vector<std::string> overrides(std::size_t i) const;
 };
