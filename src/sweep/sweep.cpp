@@ -416,12 +416,12 @@ void set_point_values(PointWorkspace& w, const Spec& spec, std::size_t i) {
     for (std::size_t k = 0; k < spec.axes.size(); ++k) w.prepared[k].resize(spec.axes[k].typed.size());
     w.spec = &spec;
   }
-  const auto idx = spec.indices(i);
   for (std::size_t k = 0; k < spec.axes.size(); ++k) {
-    auto& slot = w.prepared[k][idx[k]];
+    const std::size_t j = spec.index(i, k);
+    auto& slot = w.prepared[k][j];
     if (std::holds_alternative<std::monostate>(slot)) {
       try {
-        slot = prepare_value(*w.scenario, spec.axes[k].key, spec.axes[k].typed[idx[k]]);
+        slot = prepare_value(*w.scenario, spec.axes[k].key, spec.axes[k].typed[j]);
       } catch (const InputError&) {
         slot = std::current_exception();
       }
