@@ -655,8 +655,8 @@ function draw() {
   renderer.render(scene, camera);
 }
 function tick() {
-  // the page's clock when the callback runs, not the frame's timestamp, which a browser may set ahead of it:
-  // played time never runs ahead of the time between the clicks
+  // the page's clock when the callback runs, not the frame's timestamp (the browser's frame time, whose
+  // differences can add up to more than the time between the clicks): the time played is at most that time
   const now = performance.now();
   if (playing) {
     if (last !== null) {
