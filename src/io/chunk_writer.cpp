@@ -35,41 +35,53 @@ struct ChunkWriter::Job {
   State state = State::Queued;
 };
 
-/// A compressor at level 1 (libdeflate's, which writes the zlib format HDF5's deflate filter inflates, about twice
-/// as fast as zlib's deflate at its level 1 on a run's chunks, for as many bytes), kept for the thread's chunks,
-/// and its scratch.
-struct ChunkWriter::Stream {
-  libdeflate_compressor* compressor = libdeflate_alloc_compressor(1);
-  /// The thread's scratch, grown to the largest chunk seen and kept: the shuffled values and the deflated bytes
-  /// (copied out to the job at their size, so that a job touches no more memory than its bytes).
-  std::vector<unsigned char> shuffled, deflated;
+Deflater::Deflater() : c_(libdeflate_alloc_compressor(1)) {
+  if (!c_) failure_ = "libdeflate's compressor could not be set up (out of memory?)";
+}
 
-  Stream() = default;
-  ~Stream() {
-    if (compressor) libdeflate_free_compressor(compressor);
+Deflater::~Deflater() {
+  if (c_) libdeflate_free_compressor(c_);
+}
+
+std::span<const unsigned char> Deflater::deflate(const void* in, std::size_t bytes) {
+  if (!c_) return {};
+  const std::size_t bound = libdeflate_zlib_compress_bound(c_, bytes);
+  if (out_.size() < bound) out_.resize(bound);
+  const std::size_t n = libdeflate_zlib_compress(c_, in, bytes, out_.data(), bound);
+  if (n == 0) {
+    failure_ = "libdeflate's compressor found no room within its own bound";
+    return {};
   }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
+  return {out_.data(), n};
+}
+
+void write_chunk(hid_t ds, std::size_t first, std::size_t rows, std::span<const unsigned char> packed,
+                 const std::string& name) {
+  hsize_t shape[kMaxGrowingRank] = {}, offset[kMaxGrowingRank] = {first};  // the chunk starts a row
+  grow_rows(ds, first + rows, shape, name);
+  check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset, packed.size(), packed.data()), "writing " + name);
+}
+
+/// A compressor, kept for the thread's chunks, and its scratch.
+struct ChunkWriter::Stream {
+  Deflater deflater;
+  /// The thread's scratch, grown to the largest chunk seen and kept: the shuffled values (the deflated bytes are
+  /// copied out to the job at their size, so that a job touches no more memory than its bytes).
+  std::vector<unsigned char> shuffled;
 
   /// HDF5's pipeline for the chunk: shuffle, then deflate into a buffer of the compressor's bound (a chunk that
   /// grows is stored grown, as HDF5's filter stores it).
   void compress(Job& job) {
     const std::size_t bytes = job.chunk_count * sizeof(double);
-    if (!compressor) {
-      job.error = "libdeflate's compressor could not be set up (out of memory?)";
-      return;
-    }
     if (shuffled.size() < bytes) shuffled.resize(bytes);
     shuffle_bytes(reinterpret_cast<const unsigned char*>(job.values.data()), job.values.size(), sizeof(double),
                   shuffled.data(), job.chunk_count);
-    const std::size_t bound = libdeflate_zlib_compress_bound(compressor, bytes);
-    if (deflated.size() < bound) deflated.resize(bound);
-    const std::size_t out = libdeflate_zlib_compress(compressor, shuffled.data(), bytes, deflated.data(), bound);
-    if (out == 0) {
-      job.error = "libdeflate's compressor found no room within its own bound";
+    const auto packed = deflater.deflate(shuffled.data(), bytes);
+    if (packed.empty()) {
+      job.error = deflater.failure();
       return;
     }
-    job.packed.assign(deflated.data(), deflated.data() + out);
+    job.packed.assign(packed.begin(), packed.end());
   }
 };
 
@@ -177,9 +189,7 @@ void ChunkWriter::write_ready(bool wait) {
 
 void ChunkWriter::write(Job& job) {
   if (!job.error.empty()) throw IoError("writing " + job.name + ": " + job.error);
-  hsize_t shape[kMaxGrowingRank] = {}, offset[kMaxGrowingRank] = {job.first};  // the chunk starts a row
-  grow_rows(job.ds, job.first + job.rows, shape, job.name);
-  check(H5Dwrite_chunk(job.ds, H5P_DEFAULT, 0, offset, job.packed.size(), job.packed.data()), "writing " + job.name);
+  write_chunk(job.ds, job.first, job.rows, job.packed, job.name);
 }
 
 }  // namespace rollsim::h5

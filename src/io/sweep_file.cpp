@@ -6,10 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
-
-#include <libdeflate.h>
 
 #include "rollsim/core/error.hpp"
 
@@ -32,41 +31,11 @@ h5::Filter numeric_filter(const void* data, std::size_t n, std::size_t elem) {
   h5::shuffle_bytes(bytes, n, elem, shuffled.data());
   // libdeflate's level 1, as the string columns and the chunks of runs are deflated: the 17 trials of a 10^4-point
   // basin map took 17.5 M instructions where zlib's level 1 took 24.7 M (callgrind), a quarter of its table's.
-  libdeflate_compressor* c = libdeflate_alloc_compressor(1);
-  if (!c) return h5::Filter::ShuffleDeflate;
-  std::vector<unsigned char> packed(libdeflate_zlib_compress_bound(c, shuffled.size()));
-  const std::size_t out = libdeflate_zlib_compress(c, shuffled.data(), shuffled.size(), packed.data(), packed.size());
-  libdeflate_free_compressor(c);
-  if (out == 0) return h5::Filter::ShuffleDeflate;
-  return 10 * out <= shuffled.size() ? h5::Filter::ShuffleDeflate : h5::Filter::None;
+  h5::Deflater deflater;
+  const auto packed = deflater.deflate(shuffled.data(), shuffled.size());
+  if (packed.empty()) return h5::Filter::ShuffleDeflate;
+  return 10 * packed.size() <= shuffled.size() ? h5::Filter::ShuffleDeflate : h5::Filter::None;
 }
-
-/// A compressor at level 1 for the string columns' whole chunks: libdeflate's, in the zlib format HDF5's deflate
-/// filter inflates. On the 300 x 300 basin map's symbols and audit columns it took 11 ms where zlib's level 1 (HDF5's
-/// own filter) took 15.5 ms, and stored them in 44 KB instead of 81 KB.
-class TextDeflater {
- public:
-  TextDeflater() : c_(libdeflate_alloc_compressor(1)) {
-    if (!c_) throw IoError("sweep table: libdeflate's compressor could not be set up (out of memory?)");
-  }
-  ~TextDeflater() { libdeflate_free_compressor(c_); }
-  TextDeflater(const TextDeflater&) = delete;
-  TextDeflater& operator=(const TextDeflater&) = delete;
-  /// `chunk`, a whole chunk of `ds` (the rows [first, first + rows) and NUL padding), deflated and written.
-  void write(hid_t ds, std::size_t first, std::size_t rows, const std::vector<char>& chunk, const std::string& name) {
-    const std::size_t bound = libdeflate_zlib_compress_bound(c_, chunk.size());
-    if (out_.size() < bound) out_.resize(bound);
-    const std::size_t n = libdeflate_zlib_compress(c_, chunk.data(), chunk.size(), out_.data(), bound);
-    if (n == 0) throw IoError("writing " + name + ": libdeflate's compressor found no room within its own bound");
-    hsize_t shape[h5::kMaxGrowingRank] = {}, offset[h5::kMaxGrowingRank] = {first};
-    h5::grow_rows(ds, first + rows, shape, name);
-    h5::check(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset, n, out_.data()), "writing " + name);
-  }
-
- private:
-  libdeflate_compressor* c_;
-  std::vector<unsigned char> out_;
-};
 
 /// Rows per chunk: at most kBlockRows, the points split into chunks of equal size, so that the last chunk is full
 /// or nearly (an unfiltered dataset's last chunk takes its whole size on disk).
@@ -219,7 +188,10 @@ void SweepTableWriter::write(const std::vector<sweep::Column>& block, std::size_
 }
 
 void SweepTableWriter::finish() {
-  std::unique_ptr<TextDeflater> deflater;
+  // Fixed-length strings are deflated a whole chunk at a time by libdeflate and written as chunks. On the 300 x 300
+  // basin map's symbols and audit columns this took 11 ms where zlib's level 1 (HDF5's own filter) took 15.5 ms,
+  // and stored them in 44 KB instead of 81 KB.
+  std::optional<h5::Deflater> deflater;
   std::size_t rows = 0;
   for (const auto& [name, e] : columns_)
     if (e.spool) rows = std::max(rows, e.spool->rows);
@@ -247,8 +219,10 @@ void SweepTableWriter::finish() {
           const std::string_view s = sp.get();
           std::memcpy(chars.data() + k * width, s.data(), s.size());
         }
-        if (!deflater) deflater = std::make_unique<TextDeflater>();
-        deflater->write(ds.get(), at, n, chars, name);
+        if (!deflater) deflater.emplace();
+        const auto packed = deflater->deflate(chars.data(), chars.size());
+        if (packed.empty()) throw IoError("writing " + name + ": " + deflater->failure());
+        h5::write_chunk(ds.get(), at, n, packed, name);
       } else {
         strs.clear();
         ptrs.clear();
