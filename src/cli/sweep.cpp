@@ -1,6 +1,7 @@
 // rollsim sweep SCENARIO: many runs of one scenario over the values of its [sweep] section, on a thread pool
 // (and, when built with ROLLSIM_MPI and launched by mpirun, over MPI ranks), into one HDF5 table.
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -116,6 +117,13 @@ int default_threads(const World& w) {
 
 constexpr int kMaxThreads = 4096;
 
+/// The calling thread's CPU time in seconds.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 int sweep_command(const SweepArgs& a) {
   // Everything that can be wrong with the input is found before any file is created (and, under mpirun, before
   // MPI starts: every rank finds the same error; only the first one prints it).
@@ -152,7 +160,10 @@ int sweep_command(const SweepArgs& a) {
   sweep::TableBuilder table(spec);
   std::unique_ptr<SweepTableWriter> writer;
   if (root) writer = std::make_unique<SweepTableWriter>(file->root(), "sweep", spec);
+  // Two measures of the rows' cost: the wall time spent tabulating and writing them, and the CPU time of this
+  // thread, which takes the results from the workers, tabulates and writes them, wakes and waits.
   std::chrono::steady_clock::duration tabulating{};
+  const double cpu_start = thread_cpu_seconds();
   auto tabulate = [&](std::size_t i, sweep::PointResult&& r) {
     const auto t0 = std::chrono::steady_clock::now();
     table.add(i, std::move(r));
@@ -230,6 +241,7 @@ int sweep_command(const SweepArgs& a) {
     writer->finish();
     writer.reset();
     tabulating += std::chrono::steady_clock::now() - t0;
+    const double writer_cpu = thread_cpu_seconds() - cpu_start;
     h5::write_attr(file->root(), "n_points", static_cast<long long>(spec.n_points));
     h5::write_attr(file->root(), "n_ok", static_cast<long long>(n_ok));
     h5::write_attr(file->root(), "n_failed", static_cast<long long>(spec.n_points - n_ok - n_not_run));
@@ -256,6 +268,10 @@ int sweep_command(const SweepArgs& a) {
       const double tab_s = std::chrono::duration<double>(tabulating).count();
       std::printf("table            %.3f s to tabulate and write (%.2f us per point)\n", tab_s,
                   spec.n_points ? tab_s * 1e6 / static_cast<double>(spec.n_points) : 0.0);
+      std::printf("writer           %.3f s CPU on the thread that takes the results and writes the file (%.2f us per "
+                  "point)\n",
+                  writer_cpu,
+                  spec.n_points ? writer_cpu * 1e6 / static_cast<double>(spec.n_points) : 0.0);
       std::printf("%s %s\n", interrupted ? "kept partial results (completed = 0) in" : "wrote", out.c_str());
     }
     if (interrupted) {

@@ -9,10 +9,13 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -152,13 +155,87 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
                 const std::function<void(std::size_t, std::size_t)>& progress, std::size_t window = 0,
                 bool compact = false);
 
+/// A column's texts, stored one after another in one buffer: appending a row's text copies its bytes and allocates
+/// nothing once the buffer has grown, where a std::string per row allocates for every text longer than 15 bytes
+/// (the disk's symbol sequences and audits: that took half the time of tabulating a row of its basin map).
+/// Reads give std::string_view, valid until the column changes.
+class Texts {
+ public:
+  Texts() = default;
+  Texts(std::initializer_list<std::string_view> values) {
+    for (auto v : values) push_back(v);
+  }
+  explicit Texts(const std::vector<std::string>& values) {
+    for (const auto& v : values) push_back(v);
+  }
+  void push_back(std::string_view v) {
+    bytes_.append(v);
+    ends_.push_back(bytes_.size());
+  }
+  void emplace_back() { ends_.push_back(bytes_.size()); }
+  /// n copies of v in place of what the column held.
+  void assign(std::size_t n, std::string_view v) {
+    clear();
+    for (std::size_t i = 0; i < n; ++i) push_back(v);
+  }
+  void clear() {
+    bytes_.clear();
+    ends_.clear();
+  }
+  std::size_t size() const { return ends_.size(); }
+  bool empty() const { return ends_.empty(); }
+  std::string_view operator[](std::size_t i) const {
+    const std::size_t begin = i == 0 ? 0 : ends_[i - 1];
+    return std::string_view(bytes_).substr(begin, ends_[i] - begin);
+  }
+  std::string_view back() const { return (*this)[size() - 1]; }
+  /// Iterates over the texts as string_views.
+  class const_iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    const_iterator() = default;
+    const_iterator(const Texts* t, std::size_t i) : t_(t), i_(i) {}
+    std::string_view operator*() const { return (*t_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++i_;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const Texts* t_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+  /// The texts as strings (for a test or a message; the table's writers read them in place).
+  std::vector<std::string> strings() const { return {begin(), end()}; }
+  friend bool operator==(const Texts& a, const Texts& b) { return a.ends_ == b.ends_ && a.bytes_ == b.bytes_; }
+  friend bool operator==(const Texts& a, const std::vector<std::string>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < b.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+
+ private:
+  std::string bytes_;
+  std::vector<std::size_t> ends_;  ///< where each text ends in bytes_
+};
+
 /// A column of the output table.
 struct Column {
   enum Type { Float64, Int64, String } type = Float64;
   std::string name, unit, description;
   std::vector<double> numbers;
   std::vector<long long> ints;
-  std::vector<std::string> strings;
+  Texts strings;
 };
 
 /// The /sweep table: one column per swept key, status, termination, message, t_final, n_events, final_<state>,
@@ -201,7 +278,7 @@ class TableBuilder {
     bool text = false;
     bool tallied = false;
     std::vector<double> numbers;
-    std::vector<std::string> strings;
+    Texts strings;
     std::map<std::string, std::size_t> counts;  ///< a tallied item's values over every row
   };
   /// A worker's current layout of compact rows: the column of each summary item, which items are texts, and
