@@ -596,9 +596,11 @@ void compact_row(PointResult& r, RowLayout& last, int worker) {
     r.numbers.push_back(it.number);
     if (!it.text.empty()) r.texts.push_back(std::move(it.text));
   }
-  r.summary = {};
-  r.state_names = {};
-  r.state_units = {};
+  // Released, not only emptied (`= {}` would keep the vectors' memory): the row is kept in its ring slot until a
+  // later result is copied into it (refill), and 4,096 slots each holding a summary's memory took 12 MB.
+  std::vector<SummaryItem>().swap(r.summary);
+  std::vector<std::string>().swap(r.state_names);
+  std::vector<std::string>().swap(r.state_units);
 }
 
 /// Puts a worker's result r in its ring slot. A slot that held an earlier result takes r's values into that one's
@@ -721,6 +723,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
         // The slot keeps the result: what the sink leaves in it (a compact row's buffers) is the next result's
         // (refill), so that this thread frees nothing the workers allocated.
         sink(k, std::move(*ring[k % slots]));
+        if (keep_trajectory) ring[k % slots]->trajectory = {};  // not kept in the slot if the sink left it there
         full[k % slots].store(false);
       }
       w = k;
