@@ -605,7 +605,7 @@ void compact_row(PointResult& r, RowLayout& last, int worker) {
 
 /// Puts a worker's result r in its ring slot. A slot that held an earlier result takes r's values into that one's
 /// strings and vectors, whose memory is reused as it is: the thread that tabulates the rows copies from them and
-/// never frees them. Freeing on that thread the memory a worker allocated took about a third of its time on the disk's
+/// never frees them. Freeing on that thread the memory a worker allocated took over a quarter of its time on the disk's
 /// basin map (glibc returns such a block to the worker's arena under the arena's lock), more than tabulating the row.
 /// r itself is freed here, by the worker that allocated it. A row with a summary (the first of its layout, or every
 /// row of a sweep that is not compact) is moved in whole, and a trajectory is moved, not copied. What such a row

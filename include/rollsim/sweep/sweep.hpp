@@ -157,7 +157,7 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
 
 /// A column's texts, stored one after another in one buffer: appending a row's text copies its bytes and allocates
 /// nothing once the buffer has grown, where a std::string per row allocates for every text longer than 15 bytes
-/// (the disk's symbol sequences and audits: that took half the time of tabulating a row of its basin map).
+/// (the disk's symbol sequences and audits: those copies took half of TableBuilder::add's time on its basin map).
 /// Reads give std::string_view, valid until the column changes.
 class Texts {
  public:
