@@ -1,9 +1,9 @@
 // rollsim sweep SCENARIO: many runs of one scenario over the values of its [sweep] section, on a thread pool
 // (and, when built with ROLLSIM_MPI and launched by mpirun, over MPI ranks), into one HDF5 table.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <memory>
 #include <thread>
