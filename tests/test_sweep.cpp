@@ -467,10 +467,12 @@ TEST_CASE("sweep: summary lists of user models, with contacts and without, give 
 
 namespace {
 
-/// x' = v, v' = -x with one output (the energy) and a summary of two items: `energy_max` reads the output,
-/// `x_last` only the state. Counts the outputs computed.
+/// x' = v, v' = -x with two outputs (the energy, and x^2) and a summary of two items: `energy_max` reads the energy,
+/// `x_last` only the state. Counts the outputs computed: every output (compute_outputs), or, with `declares_columns`,
+/// where the summary names the energy's column as the only one it reads, the columns computed one by one.
 class CountedOscillator final : public OdeSystem {
  public:
+  explicit CountedOscillator(bool declares_columns = false) : declares_columns_(declares_columns) {}
   std::string model_name() const override { return "counted_oscillator"; }
   const Signals& states() const override { return s_; }
   const Signals& outputs() const override { return o_; }
@@ -484,14 +486,30 @@ class CountedOscillator final : public OdeSystem {
   }
   void compute_outputs(double, const double* x, int, double* y) const override {
     ++computed;
-    y[0] = 0.5 * (x[0] * x[0] + x[1] * x[1]);
+    y[0] = energy(x);
+    y[1] = x[0] * x[0];
   }
-  std::unique_ptr<Summarizer> make_summarizer() const override { return std::make_unique<Summary>(); }
+  void compute_output_columns(double, const double* x, int, std::span<const std::size_t> columns,
+                              double* y) const override {
+    for (const std::size_t c : columns) {
+      ++columns_computed[c];
+      y[c] = c == 0 ? energy(x) : x[0] * x[0];
+    }
+  }
+  std::unique_ptr<Summarizer> make_summarizer() const override {
+    return std::make_unique<Summary>(declares_columns_);
+  }
   mutable long computed = 0;
+  mutable long columns_computed[2] = {0, 0};
 
  private:
+  static double energy(const double* x) { return 0.5 * (x[0] * x[0] + x[1] * x[1]); }
   class Summary final : public Summarizer {
    public:
+    explicit Summary(bool declares_columns) : declares_columns_(declares_columns) {}
+    std::vector<std::size_t> output_columns() const override {
+      return declares_columns_ ? std::vector<std::size_t>{0} : std::vector<std::size_t>{};
+    }
     void on_point(double, const double* x, const double* y, int) override {
       if (reads_) energy_max_ = std::max(energy_max_, y[0]);
       x_last_ = x[0];
@@ -505,10 +523,13 @@ class CountedOscillator final : public OdeSystem {
     }
 
    private:
+    bool declares_columns_;
     bool reads_ = true;
     double energy_max_ = 0, x_last_ = NAN;
   };
-  Signals s_{{"x", "1", "position"}, {"v", "1", "velocity"}}, o_{{"energy", "1", "energy"}};
+  bool declares_columns_;
+  Signals s_{{"x", "1", "position"}, {"v", "1", "velocity"}},
+      o_{{"energy", "1", "energy"}, {"x_squared", "1", "x^2"}};
 };
 
 }  // namespace
@@ -540,4 +561,64 @@ TEST_CASE("simulate: outputs are computed only for a summarizer or an observer t
   CHECK(watched.computed == static_cast<long>(rec.y.size()));
   REQUIRE_FALSE(rec.y.empty());
   CHECK(rec.y.back()[0] == doctest::Approx(0.5).epsilon(1e-6));
+}
+
+TEST_CASE("simulate: a summary that names the output columns it reads gets those columns alone, to the same value") {
+  SimulationOptions opt;
+  opt.t_end = 3;
+  opt.output_dt = 0.01;
+  opt.solver.method = "dopri5";
+  const CountedOscillator full;  // no columns named: every output at every step and sample
+  const RunResult a = simulate(full, opt, {});
+  const CountedOscillator named(/*declares_columns=*/true);
+  const RunResult b = simulate(named, opt, {});
+  CHECK(full.computed > 300);  // 300 samples, and the steps
+  CHECK(named.computed == 0);
+  CHECK(named.columns_computed[0] == full.computed);  // the energy at the same points
+  CHECK(named.columns_computed[1] == 0);               // x^2: read by no one
+  REQUIRE(a.summary.size() == 2);
+  REQUIRE(b.summary.size() == 2);
+  CHECK(b.summary[0].number == a.summary[0].number);  // bit for bit
+  CHECK(b.summary[1].number == a.summary[1].number);
+
+  // An observer reads every output: the columns named by the summary do not narrow what it is given.
+  const CountedOscillator watched(/*declares_columns=*/true);
+  test::Recorder rec;
+  const RunResult c = simulate(watched, opt, {&rec});
+  CHECK(watched.columns_computed[0] == 0);
+  CHECK(watched.computed == full.computed);  // every step and sample, as without columns named
+  REQUIRE_FALSE(rec.y.empty());
+  CHECK(rec.y.back()[1] == rec.x.back()[0] * rec.x.back()[0]);
+  CHECK(c.summary[0].number == a.summary[0].number);
+}
+
+TEST_CASE("simulate: the disk's energy items are the same, bit for bit, with the total energy computed alone") {
+  // The exact method's grid samples are where its energy balance is checked between events: a sweep without
+  // trajectories computes only the total energy there (DiskSummarizer::output_columns); with an observer, every
+  // output is computed.
+  for (const char* method : {"exact", "dop853"}) {
+    CAPTURE(method);
+    const Scenario sc = load_scenario_text(
+        "model = \"rolling_disk\"\nunits = \"dimensionless\"\n[parameters]\ninertia_ratio = 0.4\n[initial]\n"
+        "x = 3.0\ny = 0.0\nz = 1.0\n[simulation]\nt_end = 30.0\noutput_dt = 0.05\n[solver]\nmethod = \"" +
+        std::string(method) + "\"\n",
+        "disk.toml");
+    const auto sys = build_system(sc);
+    const SimulationOptions opt = simulation_options(sc);
+    const RunResult alone = simulate(*sys, opt, {});
+    test::Recorder rec;
+    const RunResult watched = simulate(*sys, opt, {&rec});
+    REQUIRE(rec.y.size() > 500);
+    REQUIRE(alone.summary.size() == watched.summary.size());
+    int energy_items = 0;
+    for (std::size_t i = 0; i < alone.summary.size(); ++i) {
+      CAPTURE(alone.summary[i].key);
+      CHECK(alone.summary[i].key == watched.summary[i].key);
+      CHECK(alone.summary[i].number == watched.summary[i].number);
+      CHECK(alone.summary[i].text == watched.summary[i].text);
+      energy_items += alone.summary[i].key.rfind("energy_", 0) == 0;
+    }
+    CHECK(energy_items == 3);
+    CHECK(alone.x_final == watched.x_final);
+  }
 }

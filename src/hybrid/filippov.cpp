@@ -309,6 +309,9 @@ class FilippovSummarizer final : public Summarizer {
     if (physics_) physics_->select(keys);
   }
   bool reads_outputs() const override { return physics_ && physics_->reads_outputs(); }
+  std::vector<std::size_t> output_columns() const override {
+    return physics_ ? physics_->output_columns() : std::vector<std::size_t>{};
+  }
   std::vector<std::string> conditional_keys() const override {
     return physics_ ? physics_->conditional_keys() : std::vector<std::string>{};
   }

@@ -147,6 +147,7 @@ class DiskSummarizer final : public Summarizer {
   /// The energy items read the outputs (the total energy); the others the states and the events only.
   void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyKeys); }
   bool reads_outputs() const override { return reads_outputs_; }
+  std::vector<std::size_t> output_columns() const override { return {i_total_}; }
   /// The note on a radius within the integration error of 1, reported only then.
   std::vector<std::string> conditional_keys() const override { return {kNoteKey}; }
 
@@ -303,10 +304,12 @@ class DiskSystem final : public FilippovSystem, public ExactSystem, public Scene
   void project_to_surface(double, double* x) const override { x[kZ] = 0; }
 
   void compute_outputs(double, const double* x, int mode, double* y) const override {
-    const double j = p_.inertia_ratio;
-    // Rolling: m v' = -k u + F with x'' = -x gives F = k u j/(1+j), i.e. F/(mu m g) = x; sliding: -sgn(z).
-    const double util = mode == 0 ? x[kX] : -static_cast<double>(mode);
-    outputs_.compute(OutputContext<double>{x, &s_, kinetic(j, x), potential(j, x), util}, y);
+    outputs_.compute(context(x, mode), y);
+  }
+  /// The summary's energy items read the total energy alone: a sweep's grid samples compute that column only.
+  void compute_output_columns(double, const double* x, int mode, std::span<const std::size_t> columns,
+                              double* y) const override {
+    outputs_.compute_columns(context(x, mode), columns, y);
   }
 
   std::string symbol_legend() const override { return "+ sliding forward, - backward, 0 rolling"; }
@@ -315,6 +318,14 @@ class DiskSystem final : public FilippovSystem, public ExactSystem, public Scene
   }
 
  private:
+  /// What the outputs share at x in `mode`.
+  OutputContext<double> context(const double* x, int mode) const {
+    const double j = p_.inertia_ratio;
+    // Rolling: m v' = -k u + F with x'' = -x gives F = k u j/(1+j), i.e. F/(mu m g) = x; sliding: -sgn(z).
+    const double util = mode == 0 ? x[kX] : -static_cast<double>(mode);
+    return {x, &s_, kinetic(j, x), potential(j, x), util};
+  }
+
   /// F (mode +1, -1) or F0 (mode 0) times Omega0, with the dissipation's rate, formed apart and stored in pairs
   /// (store_pair): scaling f in place read back two at a time values just stored one at a time (a tenth of a DOP853
   /// run).

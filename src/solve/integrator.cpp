@@ -65,10 +65,13 @@ std::vector<std::string> solver_method_names(MethodFacet facet) {
 }
 
 std::unique_ptr<Integrator> make_integrator(const HybridSystem& system, const SolverOptions& options) {
+  // The name first: a facet test is a dynamic_cast, and a sweep makes an integrator per point for a method that
+  // cannot rebind (the exact one, last in the list).
+  for (const Method& m : kMethods)
+    if (options.method == m.name && has(system, m.needs)) return m.make(system, options);
   std::string needed, available;
   for (const Method& m : kMethods) {
     if (has(system, m.needs)) {
-      if (options.method == m.name) return m.make(system, options);
       if (available.find(std::string("\"") + m.name + '"') == std::string::npos)
         available += (available.empty() ? "\"" : ", \"") + std::string(m.name) + '"';
     } else if (options.method == m.name) {

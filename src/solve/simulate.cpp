@@ -72,6 +72,7 @@ class Loop {
     if (!summarizer_) summarizer_ = std::make_unique<NoSummary>();
     if (opt_.summary) summarizer_->select(*opt_.summary);
     summary_reads_outputs_ = summarizer_->reads_outputs();
+    if (summary_reads_outputs_ && obs_.empty()) summary_columns_ = summarizer_->output_columns();
   }
 
   RunResult run() {
@@ -143,7 +144,7 @@ class Loop {
   void emit_sample(double t, const double* x, bool grid = false) {
     const double* y = nullptr;
     if (summary_reads_outputs_ || !obs_.empty()) {
-      sys_.compute_outputs(t, x, mode_, y_.data());
+      outputs_at(t, x);
       y = y_.data();
     }
     if (grid)
@@ -234,8 +235,15 @@ class Loop {
       summarizer_->on_point(t_, x_.data(), nullptr, mode_);
       return;
     }
-    sys_.compute_outputs(t_, x_.data(), mode_, y_.data());
+    outputs_at(t_, x_.data());
     summarizer_->on_point(t_, x_.data(), y_.data(), mode_);
+  }
+
+  /// The outputs at (t, x) into y_: all of them, or with no observer only the columns the summary reads when it
+  /// names them (Summarizer::output_columns; the disk's energy items read one of eight).
+  void outputs_at(double t, const double* x) {
+    if (summary_columns_.empty()) sys_.compute_outputs(t, x, mode_, y_.data());
+    else sys_.compute_output_columns(t, x, mode_, summary_columns_, y_.data());
   }
 
   // ---- the search of a step for crossings the root finder missed (docs/audit.md) ---------------------------
@@ -629,6 +637,7 @@ class Loop {
   std::vector<int> missed_roots_;  ///< the roots of a crossing the search found
   std::unique_ptr<Summarizer> summarizer_;
   bool summary_reads_outputs_ = true;  ///< the summarizer reads the outputs (Summarizer::reads_outputs)
+  std::vector<std::size_t> summary_columns_;  ///< the only outputs computed (outputs_at); empty: all of them
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;
   long next_k_ = 1;

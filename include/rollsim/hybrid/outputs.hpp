@@ -19,6 +19,7 @@
 /// its order, names and units, and adds its own; index() finds a column by name.
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -88,6 +89,13 @@ class OutputList {
   template <class S>
   void compute(const Ctx<S>& c, S* y) const {
     for (std::size_t i = 0; i < list_.size(); ++i) y[i] = std::get<S (*)(const Ctx<S>&)>(list_[i].compute)(c);
+  }
+
+  /// The outputs of the given columns only (HybridSystem::compute_output_columns): y[k] for each k in `columns`,
+  /// the other entries untouched. \throws std::out_of_range for a column past size().
+  template <class S>
+  void compute_columns(const Ctx<S>& c, std::span<const std::size_t> columns, S* y) const {
+    for (const std::size_t k : columns) y[k] = std::get<S (*)(const Ctx<S>&)>(list_.at(k).compute)(c);
   }
 
  private:

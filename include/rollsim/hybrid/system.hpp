@@ -112,6 +112,10 @@ class Summarizer {
   /// Whether on_point and on_sample read the outputs y (asked after select). When not, the loop computes no outputs
   /// for them and passes y = nullptr.
   virtual bool reads_outputs() const { return true; }
+  /// The columns of y that on_point and on_sample read, when the summarizer reads only a few (asked after select,
+  /// when reads_outputs() is true); empty when it reads any of them. With no one else reading the outputs (no
+  /// observer), the loop then computes only these (HybridSystem::compute_output_columns).
+  virtual std::vector<std::size_t> output_columns() const { return {}; }
 };
 
 /// The formulation a system needs from the integrator.
@@ -151,6 +155,13 @@ class HybridSystem {
 
   /// Output signals at a state. \param y out, dim outputs().size().
   virtual void compute_outputs(double t, const double* x, int mode, double* y) const = 0;
+  /// The outputs y[c] for each column c in `columns` (dim outputs().size(); the other columns are left
+  /// unspecified), each the value compute_outputs gives, bit for bit. By default all of them.
+  virtual void compute_output_columns(double t, const double* x, int mode, std::span<const std::size_t> columns,
+                                      double* y) const {
+    (void)columns;
+    compute_outputs(t, x, mode, y);
+  }
   /// The energy ledger at (t, x), or false when the model keeps none.
   virtual bool energy_ledger(double /*t*/, const double* /*x*/, int /*mode*/, EnergyLedger& /*e*/) const {
     return false;
