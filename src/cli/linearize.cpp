@@ -187,6 +187,10 @@ int linearize_sweep(const LinArgs& a) {
                                   "against it); it sweeps " + std::to_string(spec.axes.size()) + " key" +
                                       (spec.axes.size() == 1 ? " whose values are not all numbers" : "s") +
                                       ": use rollsim sweep for a grid of runs");
+  if (spec.summary)
+    std::fprintf(stderr, "rollsim: note: %s: the [sweep] section's summary is ignored by linearize --sweep (it lists the "
+                         "items of a run's summary; a linearisation writes the eigenvalues)\n",
+                 spec.summary_origins.empty() ? base.path.c_str() : spec.summary_origins.front().str().c_str());
   const std::string out = optional_output_path(base, a.out);
   const std::size_t n = spec.n_points;
   std::vector<double> re, im, max_real, floor;

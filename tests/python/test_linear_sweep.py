@@ -117,6 +117,18 @@ class LinearSweep(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertGreater(os.path.getsize(png), 10000)
 
+    def test_a_summary_list_is_named_as_ignored(self):
+        # `summary` lists a run's summary items, which a linearisation does not have: said on stderr, not refused.
+        proc, out = self.run_sweep('summary = ["t_final"]\n"parameters.v" = [4.0, 5.0]')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("summary is ignored by linearize --sweep", proc.stderr)
+        self.assertIn("bicycle_sweep.toml:", proc.stderr)  # where the list is
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f["linear_sweep"]["eigenvalues_real"].shape[0], 2)
+        proc, _ = self.run_sweep('"parameters.v" = [4.0, 5.0]')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("summary", proc.stderr)
+
     def test_bad_input(self):
         out = os.path.join(self.tmp.name, "never.h5")
         # Two keys: a grid of linearisations has no single axis to draw the eigenvalues against.
