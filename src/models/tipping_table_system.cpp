@@ -296,13 +296,17 @@ class TableSummarizer final : public Summarizer {
   }
   /// Only what the selected items need (kKeys): the outputs at every point, the friction demand's tracker, or
   /// neither (the event times).
+  /// items() then builds the selected items alone (their labels are texts: a tenth of a sweep point's work besides
+  /// its steps, with the event times only).
   void select(const std::vector<std::string>& keys) override {
     reads_outputs_ = track_demand_ = false;
+    selected_.fill(false);
     for (const auto& k : keys)
-      for (const Key& item : kKeys)
-        if (k == item.key) {
-          reads_outputs_ = reads_outputs_ || item.outputs;
-          track_demand_ = track_demand_ || item.tracker;
+      for (std::size_t i = 0; i < kItems; ++i)
+        if (k == kKeys[i].key) {
+          reads_outputs_ = reads_outputs_ || kKeys[i].outputs;
+          track_demand_ = track_demand_ || kKeys[i].tracker;
+          selected_[i] = true;
         }
   }
   bool reads_outputs() const override { return reads_outputs_; }
@@ -335,12 +339,10 @@ class TableSummarizer final : public Summarizer {
     // Each item built in place (an initializer list would copy every string once more: a sweep asks at every point).
     std::vector<SummaryItem> v;
     v.reserve(kItems);
-    auto add = [&](Item i, double value, const char* unit, std::string label) {
-      v.push_back({kKeys[i].key, value, "", unit, std::move(label), false});
+    // The items select() did not name are not built (the caller would drop them).
+    auto add = [&](Item i, double value, const char* unit, const char* label) {
+      if (selected_[i]) v.push_back({kKeys[i].key, value, "", unit, label, false});
     };
-    char window[160];
-    std::snprintf(window, sizeof window, "largest |T_c|/N while N >= %g m_w g = %.6g N (contact phase)",
-                  kDemandWindowFraction, demand_.n_window());
     add(kEnergyInitial, e0_, "J", "initial energy (T + V)");
     add(kDriftAbs, drift_, "J", "largest energy drift");
     add(kDriftRel, scale_ > 0 ? drift_ / scale_ : 0.0, "1", "largest energy drift, relative");
@@ -348,7 +350,12 @@ class TableSummarizer final : public Summarizer {
     add(kDemandMax, demand_.sup(), "1",
         demand_.unbounded() ? "sup |T_c|/N over the contact phase (unbounded: N -> 0 at lift-off, T_c != 0)"
                             : "sup |T_c|/N over the contact phase");
-    add(kDemandLoaded, demand_.window_max(), "1", window);
+    if (selected_[kDemandLoaded]) {
+      char window[160];
+      std::snprintf(window, sizeof window, "largest |T_c|/N while N >= %g m_w g = %.6g N (contact phase)",
+                    kDemandWindowFraction, demand_.n_window());
+      add(kDemandLoaded, demand_.window_max(), "1", window);
+    }
     add(kTEdge, t_edge_, "s", "time the wheel reaches the table edge");
     add(kTLiftOff, t_lift_, "s", "time the normal force first falls through zero");
     if (!std::isnan(mu_)) add(kTSlipOnset, t_slip_, "s", "time |T_c| first reaches mu N");
@@ -380,6 +387,11 @@ class TableSummarizer final : public Summarizer {
   std::size_t total_, kinetic_, potential_, work_, normal_;
   DemandTracker demand_;
   bool reads_outputs_ = true, track_demand_ = true;  ///< what the selected items need (select)
+  std::array<bool, kItems> selected_ = [] {  ///< the items items() builds: all, until select() names some
+    std::array<bool, kItems> all{};
+    all.fill(true);
+    return all;
+  }();
   bool have_e0_ = false;
   double e0_ = 0, drift_ = 0, scale_ = 0, min_n_ = std::numeric_limits<double>::infinity();
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;
