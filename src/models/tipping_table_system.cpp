@@ -286,7 +286,9 @@ class TableSummarizer final : public Summarizer {
         potential_(signal_index(outputs, "potential_energy", "tipping table summary")),
         work_(signal_index(outputs, "input_work", "tipping table summary")),
         normal_(signal_index(outputs, "normal_force", "tipping table summary")),
-        demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {}
+        demand_(p, kDemandWindowFraction * p.wheel_mass * p.gravity) {
+    selected_.fill(true);  // every item, until select() names some
+  }
   void on_point(double t, const double* x, const double* y, int mode) override {
     on_sample(t, x, y, mode);
     if (!track_demand_) return;
@@ -296,8 +298,8 @@ class TableSummarizer final : public Summarizer {
   }
   /// Only what the selected items need (kKeys): the outputs at every point, the friction demand's tracker, or
   /// neither (the event times).
-  /// items() then builds the selected items alone (their labels are texts: a tenth of a sweep point's work besides
-  /// its steps, with the event times only).
+  /// items() then builds the selected items alone (their labels are texts: 3 % of a point of a sweep of the default
+  /// method with the event times only).
   void select(const std::vector<std::string>& keys) override {
     reads_outputs_ = track_demand_ = false;
     selected_.fill(false);
@@ -387,11 +389,7 @@ class TableSummarizer final : public Summarizer {
   std::size_t total_, kinetic_, potential_, work_, normal_;
   DemandTracker demand_;
   bool reads_outputs_ = true, track_demand_ = true;  ///< what the selected items need (select)
-  std::array<bool, kItems> selected_ = [] {  ///< the items items() builds: all, until select() names some
-    std::array<bool, kItems> all{};
-    all.fill(true);
-    return all;
-  }();
+  std::array<bool, kItems> selected_;  ///< the items items() builds (select)
   bool have_e0_ = false;
   double e0_ = 0, drift_ = 0, scale_ = 0, min_n_ = std::numeric_limits<double>::infinity();
   double t_edge_ = NAN, t_lift_ = NAN, t_slip_ = NAN;

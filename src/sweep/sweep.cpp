@@ -570,6 +570,15 @@ struct RowLayout {
   std::vector<char> text;
 };
 
+/// Releases a row's summary items and state names and units, not only empties them (`= {}` would keep the vectors'
+/// memory): a compact row is kept in its ring slot until a later result is copied into it (refill), and 4,096 slots
+/// each holding a summary's memory took 12 MB.
+void release_layout(PointResult& r) {
+  std::vector<SummaryItem>().swap(r.summary);
+  std::vector<std::string>().swap(r.state_names);
+  std::vector<std::string>().swap(r.state_units);
+}
+
 /// Makes r a compact row of worker `worker`, whose last layout is `last`: the first row of a layout keeps
 /// everything, a row like the worker's previous one keeps only its numbers and texts.
 void compact_row(PointResult& r, RowLayout& last, int worker) {
@@ -596,11 +605,7 @@ void compact_row(PointResult& r, RowLayout& last, int worker) {
     r.numbers.push_back(it.number);
     if (!it.text.empty()) r.texts.push_back(std::move(it.text));
   }
-  // Released, not only emptied (`= {}` would keep the vectors' memory): the row is kept in its ring slot until a
-  // later result is copied into it (refill), and 4,096 slots each holding a summary's memory took 12 MB.
-  std::vector<SummaryItem>().swap(r.summary);
-  std::vector<std::string>().swap(r.state_names);
-  std::vector<std::string>().swap(r.state_units);
+  release_layout(r);
 }
 
 /// Puts a worker's result r in its ring slot. A slot that held an earlier result takes r's values into that one's
@@ -618,9 +623,7 @@ void refill(std::optional<PointResult>& slot, PointResult&& r) {
   Trajectory trajectory = std::move(r.trajectory);
   *slot = r;
   slot->trajectory = std::move(trajectory);
-  std::vector<SummaryItem>().swap(slot->summary);
-  std::vector<std::string>().swap(slot->state_names);
-  std::vector<std::string>().swap(slot->state_units);
+  release_layout(*slot);
 }
 
 /// Asks for the cache lines of an object (a hint; no effect on the result).
