@@ -492,7 +492,7 @@ TEST_CASE("indeterminate contacts: mu = 0 is frictionless: the ladder's trajecto
   compare_ladder_slide(zero, LadderSlide{L, 0.0, 0.0}, 1e-8);
 }
 
-TEST_CASE("indeterminate contacts: a friction sweep mu in {0, 0.1, 0.5} runs for each, resting exactly above the "
+TEST_CASE("indeterminate contacts: the ladder runs at each of mu = 0, 0.1 and 0.5, resting exactly above the "
           "critical coefficient") {
   const Ladder L;
   for (const double mu : {0.0, 0.1, 0.5}) {
