@@ -137,3 +137,22 @@ TEST_CASE("chunk writer: a chunk that cannot be written is an IoError from finis
   CHECK_THROWS_AS(give(), IoError);
   CHECK_NOTHROW(writer.finish());  // nothing left: the failed chunk's followers were dropped
 }
+
+TEST_CASE("chunk writer: the byte shuffle puts byte b of element i at b * plane + i, the fill zero, for any count") {
+  // The 8-byte elements go eight at a time through a transposition of their bytes, the rest one byte at a time:
+  // every count from 0 to 40 (whole groups of eight and tails), with and without fill, against the definition.
+  for (const std::size_t elem : {1u, 3u, 4u, 8u})
+    for (std::size_t n = 0; n <= 40; ++n)
+      for (const std::size_t plane : {n, n + 5}) {
+        CAPTURE(elem);
+        CAPTURE(n);
+        CAPTURE(plane);
+        std::vector<unsigned char> in(n * elem);
+        for (std::size_t k = 0; k < in.size(); ++k) in[k] = static_cast<unsigned char>(37 * k + 11);
+        std::vector<unsigned char> got(plane * elem, 0xAA), want(plane * elem, 0);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t b = 0; b < elem; ++b) want[b * plane + i] = in[i * elem + b];
+        h5::shuffle_bytes(in.data(), n, elem, got.data(), plane);
+        CHECK(got == want);
+      }
+}

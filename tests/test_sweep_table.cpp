@@ -129,7 +129,9 @@ TEST_CASE("sweep table: written in blocks of any size, the file holds the table 
   CHECK(col("summary_status").numbers[6] == 7.0);
   CHECK(std::isnan(col("final_a").numbers[0]));
 
-  for (std::size_t block : {1u, 3u, 4u, 7u}) {
+  // Blocks of one row (each numeric chunk written as its first row, then completed through HDF5's filters), of a
+  // chunk (each written whole, as rollsim sweep writes them) and of sizes that straddle chunks.
+  for (std::size_t block : {1u, 2u, 3u, 4u, 7u}) {
     CAPTURE(block);
     const std::string path = (dir.path / ("t" + std::to_string(block) + ".h5")).string();
     {

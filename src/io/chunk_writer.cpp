@@ -3,6 +3,8 @@
 #include <libdeflate.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include "rollsim/core/error.hpp"
@@ -10,8 +12,33 @@
 
 namespace rollsim::h5 {
 
+namespace {
+
+/// Eight 8-byte elements at `in` shuffled into their eight byte planes at out + b * plane: the 8 x 8 byte matrix
+/// (row k: element k's bytes, least significant first, as x86-64 stores a double) transposed in three rounds of
+/// masked swaps (4 x 4 blocks, then 2 x 2, then single bytes). Byte by byte this took 4 to 7 instructions a byte
+/// (callgrind: the sweep's column trials and a run's /scene chunks); this takes under 2.
+void shuffle_eight(const unsigned char* in, unsigned char* out, std::size_t plane) {
+  std::uint64_t v[8];
+  std::memcpy(v, in, sizeof v);
+  auto swap = [&](int a, int b, int shift, std::uint64_t mask) {
+    const std::uint64_t t = ((v[a] >> shift) ^ v[b]) & mask;
+    v[a] ^= t << shift;
+    v[b] ^= t;
+  };
+  for (int k = 0; k < 4; ++k) swap(k, k + 4, 32, 0x00000000FFFFFFFFull);
+  for (int k : {0, 1, 4, 5}) swap(k, k + 2, 16, 0x0000FFFF0000FFFFull);
+  for (int k : {0, 2, 4, 6}) swap(k, k + 1, 8, 0x00FF00FF00FF00FFull);
+  for (std::size_t b = 0; b < 8; ++b) std::memcpy(out + b * plane, &v[b], 8);
+}
+
+}  // namespace
+
 void shuffle_bytes(const unsigned char* in, std::size_t n, std::size_t elem, unsigned char* out, std::size_t plane) {
-  for (std::size_t i = 0; i < n; ++i)
+  std::size_t i = 0;
+  if (elem == 8 && std::endian::native == std::endian::little)
+    for (; i + 8 <= n; i += 8) shuffle_eight(in + i * 8, out + i, plane);
+  for (; i < n; ++i)
     for (std::size_t b = 0; b < elem; ++b) out[b * plane + i] = in[i * elem + b];
   if (plane > n)
     for (std::size_t b = 0; b < elem; ++b) std::memset(out + b * plane + n, 0, plane - n);

@@ -1,6 +1,7 @@
 #include "rollsim/io/sweep_file.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -18,23 +19,28 @@
 
 namespace rollsim {
 
+/// The numeric columns' compressor, kept for the table, and its scratch (grown to a chunk's bytes and kept).
+struct SweepTableWriter::Packer {
+  h5::Deflater deflater;
+  std::vector<unsigned char> bytes;
+};
+
 namespace {
 
 /// A numeric column is deflated when its first block, byte-shuffled as HDF5's filter shuffles it, deflates at
 /// level 1 to a tenth of its size or less: a grid's swept values, counts, flags and constant columns do. Deflating
 /// costs about 30 ns per 8-byte value whatever the gain (a row of the 10^6-point basin map took 1.4 us to write
 /// with every column that halves deflated, 1.0 us with these, for a file of 59 and 72 MiB; 131 MiB with none).
-h5::Filter numeric_filter(const void* data, std::size_t n, std::size_t elem) {
+h5::Filter numeric_filter(const void* data, std::size_t n, std::size_t elem, SweepTableWriter::Packer& p) {
   if (n == 0) return h5::Filter::ShuffleDeflate;
   const auto* bytes = static_cast<const unsigned char*>(data);
-  std::vector<unsigned char> shuffled(n * elem);
-  h5::shuffle_bytes(bytes, n, elem, shuffled.data());
+  if (p.bytes.size() < n * elem) p.bytes.resize(n * elem);
+  h5::shuffle_bytes(bytes, n, elem, p.bytes.data());
   // libdeflate's level 1, as the string columns and the chunks of runs are deflated: the 17 trials of a 10^4-point
   // basin map took 17.5 M instructions where zlib's level 1 took 24.7 M (callgrind), a quarter of its table's.
-  h5::Deflater deflater;
-  const auto packed = deflater.deflate(shuffled.data(), shuffled.size());
+  const auto packed = p.deflater.deflate(p.bytes.data(), n * elem);
   if (packed.empty()) return h5::Filter::ShuffleDeflate;
-  return 10 * packed.size() <= shuffled.size() ? h5::Filter::ShuffleDeflate : h5::Filter::None;
+  return 10 * packed.size() <= n * elem ? h5::Filter::ShuffleDeflate : h5::Filter::None;
 }
 
 /// Rows per chunk: at most kBlockRows, the points split into chunks of equal size, so that the last chunk is full
@@ -143,7 +149,7 @@ void SweepTableWriter::write(const std::vector<sweep::Column>& block, std::size_
       it->second.type = c.type;
     }
     if (it == columns_.end()) {
-      it = columns_.emplace(c.name, Entry{c.type, {}, nullptr, c.unit, c.description}).first;
+      it = columns_.emplace(c.name, Entry{c.type, {}, false, nullptr, c.unit, c.description}).first;
       order_.push_back(c.name);
     }
     Entry& e = it->second;
@@ -160,21 +166,23 @@ void SweepTableWriter::write(const std::vector<sweep::Column>& block, std::size_
       case sweep::Column::Float64: {
         if (!e.ds) {
           const double nan = NAN;
-          const h5::Filter filter = numeric_filter(c.numbers.data(), c.numbers.size(), sizeof(double));
+          const h5::Filter filter = numeric_filter(c.numbers.data(), c.numbers.size(), sizeof(double), packer());
           e.ds = h5::create_growing(group_.get(), c.name, H5T_IEEE_F64LE, chunk_, filter, &nan);
+          e.deflated = filter == h5::Filter::ShuffleDeflate;
           h5::describe(e.ds.get(), c.unit, c.description);
         }
-        h5::write_rows(e.ds.get(), first, c.numbers.size(), H5T_NATIVE_DOUBLE, c.numbers.data(), c.name);
+        write_numbers(e, first, c.numbers.size(), H5T_NATIVE_DOUBLE, c.numbers.data(), c.name);
         break;
       }
       case sweep::Column::Int64: {
         if (!e.ds) {
           const long long zero = 0;
-          const h5::Filter filter = numeric_filter(c.ints.data(), c.ints.size(), sizeof(long long));
+          const h5::Filter filter = numeric_filter(c.ints.data(), c.ints.size(), sizeof(long long), packer());
           e.ds = h5::create_growing(group_.get(), c.name, H5T_STD_I64LE, chunk_, filter, &zero);
+          e.deflated = filter == h5::Filter::ShuffleDeflate;
           h5::describe(e.ds.get(), c.unit, c.description);
         }
-        h5::write_rows(e.ds.get(), first, c.ints.size(), H5T_NATIVE_LLONG, c.ints.data(), c.name);
+        write_numbers(e, first, c.ints.size(), H5T_NATIVE_LLONG, c.ints.data(), c.name);
         break;
       }
       case sweep::Column::String: {
@@ -184,6 +192,39 @@ void SweepTableWriter::write(const std::vector<sweep::Column>& block, std::size_
         break;
       }
     }
+  }
+}
+
+SweepTableWriter::Packer& SweepTableWriter::packer() {
+  if (!packer_) packer_ = std::make_unique<Packer>();
+  return *packer_;
+}
+
+void SweepTableWriter::write_numbers(Entry& e, std::size_t first, std::size_t n, hid_t mem_type, const void* values,
+                                     const std::string& name) {
+  // A whole chunk (or the last rows, at a chunk's start) goes to the file as the chunk's bytes: HDF5's filter
+  // pipeline and its chunk cache took 2.0 K instructions a row of the basin map for its 17 numeric columns (zlib
+  // deflating 8 of them), callgrind. The memory bytes are the file's (8-byte little-endian values).
+  static_assert(sizeof(double) == 8 && sizeof(long long) == 8);
+  if (std::endian::native != std::endian::little || n == 0 || n > chunk_ || first % chunk_ != 0) {
+    h5::write_rows(e.ds.get(), first, n, mem_type, values, name);
+    return;
+  }
+  Packer& p = packer();
+  const std::size_t bytes = chunk_ * 8;
+  if (p.bytes.size() < bytes) p.bytes.resize(bytes);
+  const auto* in = static_cast<const unsigned char*>(values);
+  if (e.deflated) {
+    // The rows after the last one given are zeros, as the chunk writer lays a partial chunk's fill (they lie past
+    // the extent, and a later block that reaches them writes them through HDF5, which inflates the chunk first).
+    h5::shuffle_bytes(in, n, 8, p.bytes.data(), chunk_);
+    const auto packed = p.deflater.deflate(p.bytes.data(), bytes);
+    if (packed.empty()) throw IoError("writing " + name + ": " + p.deflater.failure());
+    h5::write_chunk(e.ds.get(), first, n, packed, name);
+  } else {
+    std::memcpy(p.bytes.data(), in, n * 8);
+    std::memset(p.bytes.data() + n * 8, 0, bytes - n * 8);
+    h5::write_chunk(e.ds.get(), first, n, {p.bytes.data(), bytes}, name);
   }
 }
 
@@ -207,7 +248,8 @@ void SweepTableWriter::finish() {
     h5::Handle type = fixed ? h5::fixed_string_type(width) : h5::utf8_string_type();
     h5::Handle ds = h5::create_growing(group_.get(), name, type.get(), block, h5::Filter::Deflate);
     h5::describe(ds.get(), e.unit, e.description);
-    std::vector<char> chars;
+    std::vector<char> chars, last_chars;
+    std::vector<unsigned char> last_packed;
     std::vector<std::string> strs;
     std::vector<const char*> ptrs;
     for (std::size_t at = 0; at < sp.rows; at += block) {
@@ -219,10 +261,16 @@ void SweepTableWriter::finish() {
           const std::string_view s = sp.get();
           std::memcpy(chars.data() + k * width, s.data(), s.size());
         }
-        if (!deflater) deflater.emplace();
-        const auto packed = deflater->deflate(chars.data(), chars.size());
-        if (packed.empty()) throw IoError("writing " + name + ": " + deflater->failure());
-        h5::write_chunk(ds.get(), at, n, packed, name);
+        // A chunk whose bytes are the column's previous chunk's (a status, termination or audit text that every
+        // point shares) is stored as the same deflated bytes: deflating is a function of the bytes alone.
+        if (chars != last_chars) {
+          if (!deflater) deflater.emplace();
+          const auto packed = deflater->deflate(chars.data(), chars.size());
+          if (packed.empty()) throw IoError("writing " + name + ": " + deflater->failure());
+          last_packed.assign(packed.begin(), packed.end());
+          chars.swap(last_chars);
+        }
+        h5::write_chunk(ds.get(), at, n, last_packed, name);
       } else {
         strs.clear();
         ptrs.clear();

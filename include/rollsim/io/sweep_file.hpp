@@ -37,19 +37,29 @@ class SweepTableWriter {
   void write(const std::vector<sweep::Column>& block, std::size_t first);
   /// Write the string columns and the column order. Call once, after the last block.
   void finish();
+  /// The numeric columns' compressor and scratch (defined in sweep_file.cpp).
+  struct Packer;
 
  private:
   struct Spool;
   struct Entry {
     sweep::Column::Type type;
     h5::Handle ds;                   ///< numbers: the growing dataset
+    bool deflated = false;           ///< numbers: shuffled and deflated (else stored as they are)
     std::unique_ptr<Spool> spool;    ///< strings: the rows so far
     std::string unit, description;
   };
+  /// A numeric column's rows [first, first + n) of 8-byte values: a block that starts a chunk and fits in it is
+  /// written as that chunk (shuffled and deflated here, by libdeflate, when the column is deflated); any other
+  /// block through HDF5's filters.
+  void write_numbers(Entry& e, std::size_t first, std::size_t n, hid_t mem_type, const void* values,
+                     const std::string& name);
+  Packer& packer();
   h5::Handle group_;
   std::size_t chunk_;
   std::vector<std::string> order_;
   std::map<std::string, Entry> columns_;
+  std::unique_ptr<Packer> packer_;  ///< the compressor and scratch of the numeric columns' chunks
 };
 
 /// Write point `index`'s trajectory to /points/NNNNNN/trajectory, with its status and overrides as attributes of
