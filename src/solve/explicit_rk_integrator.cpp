@@ -542,7 +542,7 @@ class ExplicitRkIntegrator final : public Integrator {
   void finish_step() {
     t_ = t_new_;
     x_ = x_new_;
-    g_old_ = g_new_;
+    g_old_.swap(g_new_);  // g_new_ is computed afresh at the next step's end before it is read
     std::fill(roots_.begin(), roots_.end(), 0);
   }
 
