@@ -5,6 +5,9 @@
 #include <cmath>
 #include <random>
 
+#include <Eigen/Dense>
+#include <unsupported/Eigen/AutoDiff>
+
 #include "rollsim/models/tipping_table.hpp"
 #include "rollsim/models/tipping_table_system.hpp"
 #include "support.hpp"
@@ -375,6 +378,35 @@ TEST_CASE("tipping table: the witness rates equal a central difference of the wi
       const double fd = (gp[w] - gm[w]) / (2 * h);
       CHECK(gdot[w] == doctest::Approx(fd).epsilon(1e-6).scale(1.0));
     }
+  }
+}
+
+TEST_CASE("tipping table: the forces' rates by the chain rule equal forward-mode differentiation in any direction") {
+  // contact_force_rates against Eigen's AutoDiffScalar through the templated contact_forces (the same equations,
+  // differentiated by the library), at random states and random directions v (not only along the motion), with a
+  // torque and parameters other than the benchmark's; the forces themselves equal the template's bit for bit.
+  using AD = Eigen::AutoDiffScalar<Eigen::Matrix<double, 1, 1>>;
+  tt::Params p;
+  p.table_torque = -0.7;
+  p.wheel_mass = 1.3;
+  p.table_inertia = 0.21;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> angle(-1.2, 1.2), rate(-4, 4);
+  for (int k = 0; k < 200; ++k) {
+    CAPTURE(k);
+    const double x[tt::kStates] = {angle(rng), angle(rng), rate(rng), rate(rng)};
+    const double v[tt::kStates] = {rate(rng), rate(rng), 10 * rate(rng), 10 * rate(rng)};
+    const tt::ForceRates r = tt::contact_force_rates(p, x, v, p.table_torque);
+    double n, t;
+    tt::contact_forces<double>(p, x, p.table_torque, n, t);
+    CHECK(r.n == n);
+    CHECK(r.t == t);
+    AD xa[tt::kStates], na, ta;
+    for (int i = 0; i < tt::kStates; ++i) xa[i] = AD(x[i], Eigen::Matrix<double, 1, 1>(v[i]));
+    tt::contact_forces<AD>(p, xa, AD(p.table_torque), na, ta);
+    // Scale: the size of the terms the rates sum, m (|v| |x'| + g |v|) and the like, about 10^2 here.
+    CHECK(r.n_rate == doctest::Approx(na.derivatives()[0]).epsilon(1e-12).scale(100.0));
+    CHECK(r.t_rate == doctest::Approx(ta.derivatives()[0]).epsilon(1e-12).scale(100.0));
   }
 }
 

@@ -69,37 +69,6 @@ const Outputs& outputs() {
 
 namespace {
 
-/// A number with its derivative in one direction (forward mode): what the forces' rates need, in plain arithmetic
-/// (Eigen's AutoDiffScalar over a 1-vector took three times the instructions).
-struct Dual {
-  double v = 0, d = 0;
-  Dual() = default;
-  Dual(double value, double derivative = 0) : v(value), d(derivative) {}  // NOLINT: a constant converts
-};
-inline Dual operator+(Dual a, Dual b) { return {a.v + b.v, a.d + b.d}; }
-inline Dual operator-(Dual a, Dual b) { return {a.v - b.v, a.d - b.d}; }
-inline Dual operator*(Dual a, Dual b) { return {a.v * b.v, a.d * b.v + a.v * b.d}; }
-inline Dual operator/(Dual a, Dual b) { return {a.v / b.v, (a.d * b.v - a.v * b.d) / (b.v * b.v)}; }
-inline Dual operator+(double a, Dual b) { return {a + b.v, b.d}; }
-inline Dual operator+(Dual a, double b) { return {a.v + b, a.d}; }
-inline Dual operator-(double a, Dual b) { return {a - b.v, -b.d}; }
-inline Dual operator-(Dual a, double b) { return {a.v - b, a.d}; }
-inline Dual operator*(double a, Dual b) { return {a * b.v, a * b.d}; }
-inline Dual operator*(Dual a, double b) { return {a.v * b, a.d * b}; }
-inline Dual operator/(Dual a, double b) { return {a.v / b, a.d / b}; }
-/// The value's pair from the per-thread cache (tipping_table.hpp), as for AutoDiffScalar.
-inline void cos_sin(const Dual& a, Dual& c, Dual& s) {
-  double cv, sv;
-  tipping_table::cos_sin(a.v, cv, sv);
-  c = {cv, -sv * a.d};
-  s = {sv, cv * a.d};
-}
-
-/// The contact forces at x and their rates d/dt along x' = v, by forward-mode differentiation in that one direction.
-struct ForceRates {
-  double n = 0, t = 0, n_rate = 0, t_rate = 0;
-};
-
 /// Kept per thread for the last (x, v) (every input bit for bit): at a step's end the witness rates of the step
 /// search and the friction demand's rate ask for the same derivative.
 ForceRates forces_along(const Params& p, const double* x, const double* v) {
@@ -107,12 +76,7 @@ ForceRates forces_along(const Params& p, const double* x, const double* v) {
                         p.wheel_radius, p.gravity, p.wheel_inertia, p.table_inertia};
   thread_local LastInputs<std::size(key)> last;
   thread_local ForceRates r;
-  if (last.same_or_keep(key)) return r;
-  Dual xa[kStates];
-  for (int i = 0; i < kStates; ++i) xa[i] = Dual(x[i], v[i]);
-  Dual n, t;
-  contact_forces(p, xa, Dual(p.table_torque), n, t);
-  r = {n.v, t.v, n.d, t.d};
+  if (!last.same_or_keep(key)) r = contact_force_rates(p, x, v, p.table_torque);
   return r;
 }
 
