@@ -154,7 +154,7 @@ class DemandTracker {
     take(n, t);
   }
 
-  /// dD/dt along the motion, by forward differentiation in the direction x' = f(x).
+  /// dD/dt along the motion x' = f(x), from the forces' rates in that direction (contact_force_rates).
   double demand_rate(const double* x) const {
     double f[kStates];
     rhs(p_, x, p_.table_torque, f);
