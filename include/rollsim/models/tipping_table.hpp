@@ -149,13 +149,10 @@ void rhs(const Params& p, const S* x, S tau, S* xdot) {
 }
 
 /// Contact force on the wheel from the table: normal N (along the table normal e2) and tangential T_c
-/// (along e1, towards increasing s), both [N], from m_w p'' = F - m_w g y.
+/// (along e1, towards increasing s), both [N], from m_w p'' = F - m_w g y; with cos theta1, sin theta1 and the
+/// accelerations given.
 template <class S>
-void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential) {
-  S cos1, sin1;
-  cos_sin(x[0], cos1, sin1);
-  S acc[2];
-  accelerations(p, x, tau, cos1, sin1, acc);
+void forces_from(const Params& p, const S* x, const S& cos1, const S& sin1, const S* acc, S& normal, S& tangential) {
   const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
   const S s = contact_position(p, x);
   const S sd = r * (x[2] - x[3]);
@@ -165,29 +162,37 @@ void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential
   tangential = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sin1;
 }
 
+/// The contact forces N and T_c at state x with table torque tau.
+template <class S>
+void contact_forces(const Params& p, const S* x, S tau, S& normal, S& tangential) {
+  S cos1, sin1;
+  cos_sin(x[0], cos1, sin1);
+  S acc[2];
+  accelerations(p, x, tau, cos1, sin1, acc);
+  forces_from(p, x, cos1, sin1, acc, normal, tangential);
+}
+
 /// The contact forces at x and their rates along x' = v (any direction; along the motion v = f(x)).
 struct ForceRates {
   double n = 0, t = 0, n_rate = 0, t_rate = 0;
 };
 
-/// N and T as contact_forces computes them (the same expressions, so the same values bit for bit), and their
-/// derivatives in the direction v by the chain rule through s, the angle's cosine and sine and the accelerations
-/// (tau held fixed). Forward-mode differentiation of contact_forces in plain arithmetic took 250 instructions a
-/// call, most of a dopri5 step's witness rates; this takes well under half.
+/// N and T as contact_forces computes them (forces_from: the same values bit for bit), and their derivatives in
+/// the direction v by the chain rule through s, the angle's cosine and sine and the accelerations (tau held fixed).
+/// A step's witness rates of the table with dopri5 took 240 instructions a call this way, 283 by forward-mode
+/// differentiation of contact_forces with a dual-number type (callgrind, the per-thread cache's check included).
 inline ForceRates contact_force_rates(const Params& p, const double* x, const double* v, double tau) {
   double c, sn;
   cos_sin(x[0], c, sn);
   double acc[2];
   accelerations(p, x, tau, c, sn, acc);
+  ForceRates out;
+  forces_from(p, x, c, sn, acc, out.n, out.t);
   const double m = p.wheel_mass, r = p.wheel_radius, g = p.gravity;
   const double s = contact_position(p, x);
   const double sd = r * (x[2] - x[3]);
-  const double sdd = r * (acc[0] - acc[1]);
   const double w1 = x[2], w2 = x[3];
-  ForceRates out;
-  out.n = m * (2.0 * sd * w1 + s * acc[0] - r * w1 * w1) + m * g * c;
-  out.t = m * (sdd - s * w1 * w1 - r * acc[0]) + m * g * sn;
-  // The derivatives (suffix _d) of each quantity above, in the order accelerations and contact_forces form them.
+  // The derivatives (suffix _d) of the quantities accelerations and forces_from form, in their order.
   const double s_d = r * (v[0] - v[1]), c_d = -sn * v[0], sn_d = c * v[0], w1_d = v[2], w2_d = v[3];
   const double m11 = p.table_inertia + m * s * s, m11_d = 2.0 * m * s * s_d;
   const double m22 = p.wheel_inertia + m * r * r;
