@@ -1,6 +1,6 @@
 #pragma once
 // Helpers of the 3-D rolling tests (tests/test_bicycle.cpp, tests/test_rolling_3d.cpp): a run's signal by name,
-// numbers written back into overrides, the roots of a linearization.
+// numbers written back into overrides (the roots of a linearization: test::roots, support.hpp).
 #include <doctest/doctest.h>
 
 #include <complex>
@@ -8,8 +8,6 @@
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <Eigen/Eigenvalues>
 
 #include "rollsim/app/registry.hpp"
 #include "support.hpp"
@@ -49,11 +47,5 @@ class RunSignals {
   const Run& run_;
   std::unique_ptr<HybridSystem> sys_;
 };
-
-/// The eigenvalues of a square matrix.
-inline std::vector<std::complex<double>> roots(const Eigen::MatrixXd& A) {
-  const Eigen::VectorXcd e = Eigen::EigenSolver<Eigen::MatrixXd>(A).eigenvalues();
-  return {e.data(), e.data() + e.size()};
-}
 
 }  // namespace rollsim::test

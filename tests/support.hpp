@@ -2,6 +2,7 @@
 // Test support: run scenarios in memory and record what the simulate loop reports.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "rollsim/app/registry.hpp"
 #include "rollsim/scenario/scenario.hpp"
@@ -36,6 +39,10 @@ template <class T>
 constexpr T full_or_sanitized(T full, T small) {
   return sanitized ? small : full;
 }
+
+/// The eigenvalues of a square matrix (Eigen::EigenSolver), in Eigen's order. Defined in tests/support.cpp, so
+/// that the solver's templates are compiled once, not in every unity group that includes a helper using them.
+std::vector<std::complex<double>> roots(const Eigen::MatrixXd& A);
 
 /// Records every sample and event of a run.
 class Recorder final : public Observer {

@@ -56,8 +56,7 @@ std::vector<std::complex<double>> eigenvalues_at_rest(const DoublePendulumParams
   lin->rhs_ad(x.data(), u.data(), f.data());
   Eigen::MatrixXd J(n, n);
   for (int i = 0; i < n; ++i) J.row(i) = f[static_cast<std::size_t>(i)].derivatives().transpose();
-  const Eigen::VectorXcd ev = Eigen::EigenSolver<Eigen::MatrixXd>(J).eigenvalues();
-  return {ev.data(), ev.data() + ev.size()};
+  return test::roots(J);
 }
 
 /// Upward zero crossings of theta1 over the samples, linearly interpolated (exact to O(dt^3) where theta1'' = 0).

@@ -21,9 +21,9 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 /// The index of a state or output by name: states first, outputs after them.
-struct Columns {
+struct EnergyColumns {
   std::vector<std::string> states, outputs;
-  explicit Columns(const Scenario& sc) {
+  explicit EnergyColumns(const Scenario& sc) {
     auto sys = build_system(sc);
     for (const auto& s : sys->states()) states.push_back(s.name);
     for (const auto& s : sys->outputs()) outputs.push_back(s.name);
@@ -116,7 +116,7 @@ output_dt = 0.01
     CAPTURE(method);
     const test::Run r = test::run_text(text, {"solver.method=" + method});
     check_audited(r, method == "bdf" ? 1000 : 100);  // BDF's energy drifts ~100 rtol over these 10 s
-    const Columns c(r.scenario);
+    const EnergyColumns c(r.scenario);
     double worst = 0, work_max = 0;
     for (std::size_t i = 0; i < r.rec.t.size(); ++i) {
       worst = std::max(worst, std::abs(c.at(r, i, "x") - x_exact(r.rec.t[i])));
@@ -166,7 +166,7 @@ output_dt = 0.01
   const double m = 1, l = 1, g = 9.81;
   const test::Run r = test::run_text(text);
   check_audited(r);
-  const Columns c(r.scenario);
+  const EnergyColumns c(r.scenario);
   const EventRecord* bottom = first_event(r, "bottom");
   REQUIRE(bottom);
   CHECK(bottom->t == doctest::Approx(quarter_period(l, g)).epsilon(1e-8));
@@ -211,7 +211,7 @@ output_dt = 0.01
   const test::Run r = test::run_text(text);
   // The DAE's ledger is h - W_Q + P - W_C (its works are states); its summary has no relative drift.
   check_audited(r, 100, /*has_drift_rel=*/false);
-  const Columns c(r.scenario);
+  const EnergyColumns c(r.scenario);
   const EventRecord* bottom = first_event(r, "bottom");
   REQUIRE(bottom);
   CHECK(bottom->t == doctest::Approx(quarter_period(l, g)).epsilon(1e-8));
@@ -263,7 +263,7 @@ TEST_CASE("zero energy: a belt oscillator stuck to the belt at x = 0 slips where
   const EventRecord* slip = first_event(r, "slip");
   REQUIRE(slip);
   CHECK(slip->t == doctest::Approx(ts).epsilon(1e-9));
-  const Columns c(r.scenario);
+  const EnergyColumns c(r.scenario);
   CHECK(c.state(slip->x, "x") == doctest::Approx(xe).epsilon(1e-9));
   double worst = 0;
   for (std::size_t i = 0; i < r.rec.t.size(); ++i) {
@@ -296,7 +296,7 @@ TEST_CASE("zero energy: a belt oscillator at rest at x = 0 (T = V = D = 0) is dr
     REQUIRE(slip);
     CHECK(stick->t == doctest::Approx(t1).epsilon(1e-9));
     CHECK(slip->t == doctest::Approx(t2).epsilon(1e-9));
-    const Columns c(r.scenario);
+    const EnergyColumns c(r.scenario);
     CHECK(c.state(stick->x, "x") == doctest::Approx(x1).epsilon(1e-9));
     CHECK(c.state(slip->x, "x") == doctest::Approx(xe).epsilon(1e-9));
   }
@@ -341,7 +341,7 @@ output_dt = 0.01
   const double te = bisect(v_exact, kPi / (2 * w), kPi / w + 1);
   const test::Run r = test::run_text(text);
   check_audited(r);
-  const Columns c(r.scenario);
+  const EnergyColumns c(r.scenario);
   const EventRecord* slip = first_event(r, "slip");
   REQUIRE(slip);
   CHECK(slip->t == doctest::Approx(ts).epsilon(1e-9));
