@@ -1,14 +1,15 @@
 // The chunk writer (io/chunk_writer.hpp): chunks it compresses on its thread (libdeflate) inflate, with zlib, to the
 // bytes HDF5's own shuffle and deflate filters inflate to for the same rows (compared chunk by chunk with
 // H5Dread_chunk, the fill of a partial chunk included), and read back as the values given, through the whole-chunk,
-// partial-chunk and back-pressure paths; a chunk that cannot be written is an IoError from finish(), and the writer
-// then stops cleanly.
+// partial-chunk, chunk-per-column, constant-chunk and back-pressure paths; a chunk that cannot be written is an
+// IoError from finish(), and the writer then stops cleanly.
 #include <doctest/doctest.h>
 
 #include <zlib.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -59,23 +60,36 @@ std::vector<unsigned char> inflated(const std::vector<unsigned char>& chunk, std
 
 /// `rows` rows of `width` values written as growing datasets of `chunk` rows, once through HDF5's filters and once
 /// through a ChunkWriter (whole chunks, and the last one partial as the writers give it); the two datasets' chunks
-/// and values compared.
-void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk) {
+/// and values compared. With `by_column` the datasets are chunked by column (create_growing's `by_column`), and the
+/// ChunkWriter is given each column's values as a chunk of its own, as the scene writer gives them.
+void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk, bool by_column = false,
+                   double (*at)(std::size_t, std::size_t) = value) {
   TempDir dir;
   const std::string path = (dir.path / "chunks.h5").string();
   std::vector<double> data(rows * width);
   for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < width; ++c) data[r * width + c] = value(r, c);
+    for (std::size_t c = 0; c < width; ++c) data[r * width + c] = at(r, c);
   const std::vector<std::size_t> shape = width == 1 ? std::vector<std::size_t>{} : std::vector<std::size_t>{width / 3, 3};
+  const std::size_t columns = by_column ? width : 1, per_chunk = by_column ? 1 : width;
   {
     h5::Handle file = h5::create_file(path);
-    h5::Handle a = h5::create_growing(file.get(), "hdf5", H5T_IEEE_F64LE, chunk, h5::Filter::ShuffleDeflate, nullptr, shape);
-    h5::Handle b = h5::create_growing(file.get(), "chunks", H5T_IEEE_F64LE, chunk, h5::Filter::ShuffleDeflate, nullptr, shape);
+    h5::Handle a = h5::create_growing(file.get(), "hdf5", H5T_IEEE_F64LE, chunk, h5::Filter::ShuffleDeflate, nullptr,
+                                      shape, by_column);
+    h5::Handle b = h5::create_growing(file.get(), "chunks", H5T_IEEE_F64LE, chunk, h5::Filter::ShuffleDeflate,
+                                      nullptr, shape, by_column);
     h5::ChunkWriter writer;
+    std::vector<double> column(chunk * width);
     for (std::size_t first = 0; first < rows; first += chunk) {
       const std::size_t n = std::min(chunk, rows - first);
       h5::write_rows(a.get(), first, n, H5T_NATIVE_DOUBLE, data.data() + first * width, "hdf5");
-      writer.submit(b.get(), first, n, data.data() + first * width, n * width, chunk * width, "chunks");
+      if (!by_column) {
+        writer.submit(b.get(), first, n, data.data() + first * width, n * width, chunk * width, "chunks");
+        continue;
+      }
+      for (std::size_t c = 0; c < width; ++c) {
+        for (std::size_t r = 0; r < n; ++r) column[r] = data[(first + r) * width + c];
+        writer.submit(b.get(), first, n, column.data(), n, chunk, "chunks", c);
+      }
     }
     writer.finish();
   }
@@ -84,12 +98,12 @@ void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk) {
   h5::Handle b(H5Dopen2(file.get(), "chunks", H5P_DEFAULT), H5Dclose, "open");
   std::vector<std::uint32_t> mask_a, mask_b;
   const auto ca = raw_chunks(a.get(), mask_a), cb = raw_chunks(b.get(), mask_b);
-  REQUIRE(ca.size() == (rows + chunk - 1) / chunk);
+  REQUIRE(ca.size() == columns * ((rows + chunk - 1) / chunk));
   REQUIRE(cb.size() == ca.size());
   for (std::size_t i = 0; i < ca.size(); ++i) {
     CAPTURE(i);
     CHECK(mask_b[i] == mask_a[i]);
-    const std::size_t raw = chunk * width * sizeof(double);
+    const std::size_t raw = chunk * per_chunk * sizeof(double);
     const auto a_bytes = inflated(ca[i], raw), b_bytes = inflated(cb[i], raw);
     CHECK(a_bytes.size() == raw);  // a whole chunk, the fill of a partial one included
     CHECK(b_bytes == a_bytes);
@@ -100,9 +114,25 @@ void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk) {
   hsize_t dims[3] = {};
   H5Sget_simple_extent_dims(space.get(), dims, nullptr);
   CHECK(dims[0] == rows);
-  std::vector<double> back(rows * width, NAN);
+  std::vector<double> back(rows * width, 42.0);
   REQUIRE(H5Dread(b.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0);
-  CHECK(back == data);
+  CHECK(std::memcmp(back.data(), data.data(), data.size() * sizeof(double)) == 0);  // bit for bit: -0.0 and NaN too
+}
+
+/// Columns constant through a run (as a planar scene's z and the fixed entries of its rotation), by column c:
+/// 0.0, -0.0, 1.0, NaN, a varying value, 0.0 again, 1.0 again, 0.0 for the first 300 rows then varying, 2.5.
+double constants(std::size_t r, std::size_t c) {
+  switch (c) {
+    case 0:
+    case 5: return 0.0;
+    case 1: return -0.0;
+    case 2:
+    case 6: return 1.0;
+    case 3: return NAN;
+    case 7: return r < 300 ? 0.0 : value(r, c);
+    case 8: return 2.5;
+    default: return value(r, c);
+  }
 }
 
 }  // namespace
@@ -113,6 +143,17 @@ TEST_CASE("chunk writer: a column's chunks are HDF5's shuffle and deflate bytes,
 
 TEST_CASE("chunk writer: a scene's rows of points (rows x 3 x 3), one chunk partial") {
   compare_paths(700, 9, 256);
+}
+
+TEST_CASE("chunk writer: a dataset chunked by column (rows x 3 x 3), a chunk per column, the last ones partial") {
+  compare_paths(700, 9, 256, /*by_column=*/true);
+}
+
+TEST_CASE("chunk writer: constant chunks (0.0, -0.0, 1.0, NaN, whole and partial) are HDF5's bytes, bit for bit") {
+  // The writer reuses a constant chunk's deflated bytes for the next chunk of the same value and rows: 0.0 and -0.0
+  // differ in their bits, a partial chunk differs from a whole one, and column 7 is constant in its first chunk only.
+  compare_paths(700, 9, 256, /*by_column=*/true, constants);
+  compare_paths(3000, 1, 256, /*by_column=*/false, [](std::size_t r, std::size_t) { return r < 2000 ? 0.0 : -0.0; });
 }
 
 TEST_CASE("chunk writer: more chunks than it may hold at once are written in order, the caller compressing too") {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -28,6 +29,7 @@ struct FileDrawable {
   bool fixed = false;
   std::map<std::string, std::vector<double>> data;
   std::map<std::string, std::vector<double>> attributes;  ///< the sizes: half_extents, width
+  std::map<std::string, std::vector<hsize_t>> chunks;     ///< each dataset's chunk shape
 };
 
 /// A run of the shipped scenario `name` written to a result file, and what its /scene and /trajectory hold.
@@ -73,6 +75,7 @@ SceneRun run_scene_text(const std::string& text, const std::string& scenario,
   r.trajectory["time"] = h5::read_vector(traj.get(), "time");
   for (const auto& s : sys->states()) r.trajectory[s.name] = h5::read_vector(traj.get(), s.name);
   for (const auto& s : sys->outputs()) r.trajectory[s.name] = h5::read_vector(traj.get(), s.name);
+  if (sys->has_modes()) r.trajectory["mode"] = h5::read_vector(traj.get(), "mode");
   r.rows = r.trajectory["time"].size();
   h5::Handle scene = h5::open_group(f.get(), "scene");
   CHECK(h5::read_attr_double(scene.get(), "format") == 1);
@@ -91,7 +94,15 @@ SceneRun run_scene_text(const std::string& text, const std::string& scenario,
     CHECK(fd.name == d.name);
     CHECK(h5::read_attr_string(g.get(), "color").size() == 7);
     for (const char* ds : {"position", "rotation", "points", "normal", "force"})
-      if (h5::exists(g.get(), ds)) fd.data[ds] = h5::read_vector(g.get(), ds);
+      if (h5::exists(g.get(), ds)) {
+        fd.data[ds] = h5::read_vector(g.get(), ds);
+        h5::Handle set(H5Dopen2(g.get(), ds, H5P_DEFAULT), H5Dclose, "H5Dopen2");
+        h5::Handle dcpl(H5Dget_create_plist(set.get()), H5Pclose, "H5Dget_create_plist");
+        hsize_t dims[4] = {};
+        const int rank = H5Pget_chunk(dcpl.get(), 4, dims);
+        REQUIRE(rank >= 1);
+        fd.chunks[ds].assign(dims, dims + rank);
+      }
     for (const char* at : {"half_extents", "width"})
       if (H5Aexists(g.get(), at) > 0) fd.attributes[at] = h5::read_attr_doubles(g.get(), at);
     r.drawables.push_back(std::move(fd));
@@ -247,6 +258,72 @@ TEST_CASE("scene: the relay feedback system's mass at C x, pushed by u") {
   check_point(r, "mass", "position", 0, h, 0);
   check_point(r, "relay", "points", 0, h, 0);
   CHECK(r.at_end("relay", "points", 3) - h == doctest::Approx(0.1 * r.last("u")));  // L = |C x(0)| = 0.1
+}
+
+TEST_CASE("scene: every sample of a run of two chunks is the model's scene there, bit for bit, a chunk per column") {
+  // The table to its edge at 1 ms: its samples in chunks of 1,024 rows, the second one partial. Each sample's scene
+  // computed again from the state, the outputs and the mode /trajectory holds at it must be /scene's row there, bit
+  // for bit: the writer gathers a block's rows into a chunk per column (a coordinate, a rotation entry), and the
+  // chunk writer reuses a constant chunk's deflated bytes.
+  const std::string name = "tipping_table.toml";
+  const SceneRun r = run_with_scene(name, {});
+  REQUIRE(r.rows > 1024);
+  REQUIRE(r.rows < 2048);
+  auto sys = build_system(load_scenario_text(test::scenario_text(name), name, {}));
+  const auto* drawn = facet<SceneSystem>(*sys);
+  REQUIRE(drawn);
+  const Scene& scene = drawn->scene();
+  REQUIRE(scene.drawables.size() == r.drawables.size());
+  std::vector<double> x(sys->states().size()), y(sys->outputs().size()), v(scene.size());
+  std::size_t compared = 0, moving = 0;
+  for (std::size_t i = 0; i < r.rows; ++i) {
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = r.trajectory.at(sys->states()[k].name)[i];
+    for (std::size_t k = 0; k < y.size(); ++k) y[k] = r.trajectory.at(sys->outputs()[k].name)[i];
+    // A system without modes has the mode 0 at every sample, and no column of it.
+    const int mode = r.trajectory.count("mode") ? static_cast<int>(r.trajectory.at("mode")[i]) : 0;
+    REQUIRE((r.trajectory.count("mode") || !sys->has_modes()));
+    drawn->scene_values(r.trajectory.at("time")[i], x.data(), y.data(), mode, v.data());
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < scene.drawables.size(); ++d) {
+      const Drawable& dr = scene.drawables[d];
+      const FileDrawable& fd = r.drawables[d];
+      std::vector<std::pair<std::string, std::size_t>> sets;
+      if (has_pose(dr.kind)) sets = {{"position", 3}, {"rotation", 9}};
+      else {
+        sets = {{"points", 3 * dr.points}};
+        if (dr.force) sets.push_back({"force", 3});
+      }
+      for (const auto& [set, width] : sets) {
+        CAPTURE(fd.name);
+        CAPTURE(set);
+        const std::vector<double>& file = fd.data.at(set);
+        if (fd.fixed) {
+          REQUIRE(file.size() == width);
+        } else {
+          REQUIRE(file.size() == width * r.rows);
+          for (std::size_t j = 0; j < width; ++j) {
+            const double a = file[i * width + j], b = v[offset + j];
+            if (!(std::memcmp(&a, &b, sizeof a) == 0)) {
+              CAPTURE(i);
+              CAPTURE(j);
+              CHECK(a == b);
+            }
+            ++compared;
+          }
+          if (i == 0) {
+            ++moving;
+            const std::vector<hsize_t>& chunk = fd.chunks.at(set);
+            CHECK(chunk.front() == 1024);
+            for (std::size_t k = 1; k < chunk.size(); ++k) CHECK(chunk[k] == 1);
+          }
+        }
+        offset += width;
+      }
+    }
+    REQUIRE(offset == v.size());
+  }
+  CHECK(moving == 6);  // the table's and the wheel's position and rotation, the contact's point and force
+  CHECK(compared == 30 * r.rows);
 }
 
 TEST_CASE("scene: output.scene = false writes no /scene") {

@@ -97,12 +97,12 @@ void describe(hid_t ds, const std::string& unit, const std::string& description)
 }
 
 Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::size_t chunk, Filter filter,
-                      const void* fill, const std::vector<std::size_t>& row_shape) {
+                      const void* fill, const std::vector<std::size_t>& row_shape, bool by_column) {
   std::vector<hsize_t> dims{0}, maxdims{H5S_UNLIMITED}, chunks{std::max<std::size_t>(chunk, 1)};
   for (const std::size_t d : row_shape) {
     dims.push_back(d);
     maxdims.push_back(d);
-    chunks.push_back(d);
+    chunks.push_back(by_column ? 1 : d);
   }
   const int rank = static_cast<int>(dims.size());
   Handle space(H5Screate_simple(rank, dims.data(), maxdims.data()), H5Sclose, "H5Screate_simple");

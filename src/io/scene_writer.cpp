@@ -40,8 +40,11 @@ SceneWriter::SceneWriter(hid_t root, const SceneSystem& system, std::size_t bloc
     h5::write_attr(g.get(), "static", d.fixed ? 1LL : 0LL);
     const std::size_t rows = d.fixed ? 1 : block_;
     auto dataset = [&](const char* name, std::size_t width, std::vector<std::size_t> shape) {
+      // A drawable that moves is chunked by column (a coordinate, an entry of a rotation): a column's values are
+      // shuffled and deflated together, and the constant ones (a planar scene's z, 6 of a planar rotation's 9
+      // entries) deflate to almost nothing, where whole rows mixed them.
       datasets_.push_back({h5::create_growing(g.get(), name, H5T_IEEE_F64LE, rows, h5::Filter::ShuffleDeflate, nullptr,
-                                              shape),
+                                              shape, !d.fixed),
                            offset, width, d.fixed});
       offset += width;
     };
@@ -119,12 +122,18 @@ void SceneWriter::flush() {
   buffered_ = 0;  // consumed whatever happens below: a failed write is not retried
   for (const auto& ds : datasets_) {
     if (ds.fixed) continue;
-    for (std::size_t r = 0; r < n; ++r)
-      std::copy_n(buffer_.get() + r * size_ + ds.offset, ds.width, column_.get() + r * ds.width);
-    if (chunks_ && rows_ % block_ == 0)
-      chunks_->submit(ds.handle.get(), rows_, n, column_.get(), n * ds.width, block_ * ds.width, "scene");
-    else
+    if (chunks_ && rows_ % block_ == 0) {
+      // A chunk per column: its n values, gathered from the block's rows.
+      for (std::size_t c = 0; c < ds.width; ++c) {
+        const double* from = buffer_.get() + ds.offset + c;
+        for (std::size_t r = 0; r < n; ++r) column_[r] = from[r * size_];
+        chunks_->submit(ds.handle.get(), rows_, n, column_.get(), n, block_, "scene", c);
+      }
+    } else {
+      for (std::size_t r = 0; r < n; ++r)
+        std::copy_n(buffer_.get() + r * size_ + ds.offset, ds.width, column_.get() + r * ds.width);
       h5::write_rows(ds.handle.get(), rows_, n, H5T_NATIVE_DOUBLE, column_.get(), "scene");
+    }
   }
   rows_ += n;
   std::vector<double> extent(extent_.begin(), extent_.end());

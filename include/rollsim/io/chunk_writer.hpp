@@ -42,9 +42,11 @@ class Deflater {
 };
 
 /// Writes `packed`, a chunk of `ds` already through all of its filters, as the chunk that starts at row `first`,
-/// the dataset grown to first + rows rows. Throws IoError.
+/// the dataset grown to first + rows rows. `column`: of a dataset chunked by column (create_growing's `by_column`),
+/// the chunk's column, the index of its value in a row (row-major over the row's shape); 0 for one chunked by whole
+/// rows. Throws IoError.
 void write_chunk(hid_t ds, std::size_t first, std::size_t rows, std::span<const unsigned char> packed,
-                 const std::string& name);
+                 const std::string& name, std::size_t column = 0);
 
 /// Writes whole chunks of float64 datasets made by create_growing(..., Filter::ShuffleDeflate): each chunk is
 /// shuffled as HDF5's shuffle filter does it and deflated at level 1 by libdeflate, in the zlib format HDF5's deflate
@@ -70,9 +72,10 @@ class ChunkWriter {
   /// Queues the chunk of `ds` that starts at row `first` (a multiple of its chunk rows) and holds `rows` rows (at
   /// most its chunk rows; the dataset is extended to first + rows): `count` doubles, row-major, copied, then zeros
   /// (the datasets' fill value, as HDF5 fills a partial chunk) up to `chunk_count`, the values of a whole chunk.
-  /// Writes the chunks already compressed, in order. Throws IoError.
+  /// Writes the chunks already compressed, in order. `column`: write_chunk's, for a dataset chunked by column.
+  /// Throws IoError.
   void submit(hid_t ds, std::size_t first, std::size_t rows, const double* values, std::size_t count,
-              std::size_t chunk_count, const std::string& name);
+              std::size_t chunk_count, const std::string& name, std::size_t column = 0);
   /// Compresses (with the thread's help) and writes every chunk queued. Throws IoError for the first that fails;
   /// the others are dropped.
   void finish();

@@ -68,9 +68,12 @@ enum class Filter { None, Deflate, ShuffleDeflate };
 /// A dataset of `type` that grows by rows: chunked by `chunk` rows and filtered (not variable-length strings, which
 /// live in the global heap), with no chunk cache (rows are written once, in blocks); rows never written read as
 /// `*fill` (a value of `type`), when given. A row is one value, or an array of `row_shape` (up to 2 dimensions:
-/// the dataset's shape is rows x row_shape).
+/// the dataset's shape is rows x row_shape). With `by_column` a chunk holds `chunk` rows of one value of the row
+/// (a column: chunk shape chunk x 1 x 1) rather than whole rows, so that each column's values are shuffled and
+/// deflated together (write_chunk's `column`).
 Handle create_growing(hid_t parent, const std::string& name, hid_t type, std::size_t chunk, Filter filter,
-                      const void* fill = nullptr, const std::vector<std::size_t>& row_shape = {});
+                      const void* fill = nullptr, const std::vector<std::size_t>& row_shape = {},
+                      bool by_column = false);
 /// Write `n` rows of `mem_type` from `data` (whole rows, row-major) at row `first` of a growing dataset, growing it
 /// to first + n rows.
 void write_rows(hid_t ds, std::size_t first, std::size_t n, hid_t mem_type, const void* data, const std::string& name);
