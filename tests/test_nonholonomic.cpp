@@ -419,7 +419,8 @@ t_end = 1.0
   CHECK(std::abs(value(r, r.rec.t.size() - 1, "x") - 0.6) <= 1e-9);
 }
 
-TEST_CASE("nonholonomic: bad input (a dependent rate that disagrees: exit 2 naming the residual, a nonlinear row)") {
+TEST_CASE("nonholonomic: bad input (a dependent rate that disagrees: exit 2 naming the residual, rows not linear "
+          "in the rates or linear only piecewise)") {
   test::TempDir dir;
   std::string text = sleigh_text();
   text.replace(text.find("theta = 1.0"), 11, "theta = 1.0\ny = 0.5");
@@ -430,15 +431,42 @@ TEST_CASE("nonholonomic: bad input (a dependent rate that disagrees: exit 2 nami
   CHECK(out.find("constraint no_side_slip") != std::string::npos);
   CHECK(out.find("residual A der(q) + b is 0.5") != std::string::npos);
   CHECK(out.find("sleigh.toml:") != std::string::npos);
-  // A row that is not linear in the rates.
-  std::string bad = sleigh_text();
-  bad.replace(bad.find("-der(x)*sin(theta)"), 18, "-der(x)^2*sin(theta)");
-  try {
-    build_system(load_scenario_text(bad, "u.toml", {}));
-    FAIL("no error");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("must be linear in the rates der(q)") != std::string::npos);
+  // Rows that are not linear in the rates, at the row's key: a square, and rows linear only piecewise, whose second
+  // derivatives by the rates vanish wherever they are defined (a rate inside step or abs).
+  const std::size_t at = sleigh_text().find("-der(x)*sin(theta)");
+  REQUIRE(at != std::string::npos);
+  for (const char* row : {"-der(x)^2*sin(theta)", "-der(x)*sin(theta)*step(der(x))", "-abs(der(x))*sin(theta)",
+                          "-der(x)*sin(theta)*step(der(y) - 1)", "-der(x)*sin(theta)*abs(der(theta))"}) {
+    CAPTURE(row);
+    std::string bad = sleigh_text();
+    bad.replace(at, 18, row);
+    try {
+      build_system(load_scenario_text(bad, "u.toml", {}));
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("must be linear in the rates der(q)") != std::string::npos);
+      CHECK(std::string(e.what()).find("constraints.no_side_slip.velocity") != std::string::npos);
+    }
   }
+  // The same row written otherwise is accepted: times a factor of q that cancels, and with a rate in a quotient
+  // that cancels.
+  for (const char* row : {"-der(x)*sin(theta)*(1 + theta^2)/(1 + theta^2)",
+                          "-(der(x)^2 - der(theta)^2)/(der(x) - der(theta))*sin(theta) + der(theta)*sin(theta)",
+                          "-der(x)*sin(theta)*step(theta + 10)"}) {
+    CAPTURE(row);
+    std::string good = sleigh_text();
+    good.replace(at, 18, row);
+    CHECK_NOTHROW(build_system(load_scenario_text(good, "u.toml", {})));
+  }
+  // The row with a rate that cancels in a quotient is taken as its form A der(q) + b (the quotient would divide 0 by
+  // 0 at rest): its run is the sleigh's.
+  std::string quotient = sleigh_text();
+  quotient.replace(at, 18, "-(der(x)^2 - der(theta)^2)/(der(x) - der(theta))*sin(theta) + der(theta)*sin(theta)");
+  const std::vector<std::string> shorter = {"simulation.t_end=1"};
+  const test::Run a = test::run_text(sleigh_text(), shorter), b = test::run_text(quotient, shorter);
+  REQUIRE(a.rec.x.size() == b.rec.x.size());
+  for (const char* name : {"x", "y", "theta", "der_x", "der_theta"})
+    CHECK(b.value(b.rec.x.size() - 1, name) == doctest::Approx(a.value(a.rec.x.size() - 1, name)).epsilon(1e-12));
 }
 
 }  // namespace rollsim

@@ -260,6 +260,12 @@ TEST_CASE("user model: bad input inside expressions names file:line:column, the 
   expect_input_error(with_kinetic("1/2*m*der(x)^2", "1/2*k*x^2",
                                   "[contacts.c]\nslip_velocity = \"der(x)^2\"\nnormal_force = \"m\"\nfriction_coefficient = \"0.3\"\n"),
                      {"bad.toml:11", "contacts.c.slip_velocity", "linear in the rates"});
+  // ... nor one linear only piecewise (its second derivative by der(x) vanishes wherever it is defined).
+  for (const char* w : {"der(x)*step(der(x))", "abs(der(x))"})
+    expect_input_error(with_kinetic("1/2*m*der(x)^2", "1/2*k*x^2",
+                                    std::string("[contacts.c]\nslip_velocity = \"") + w +
+                                        "\"\nnormal_force = \"m\"\nfriction_coefficient = \"0.3\"\n"),
+                       {"bad.toml:11", "contacts.c.slip_velocity", "linear in the rates"});
   // A constraint violated at the start names the residual.
   expect_input_error(with_kinetic("1/2*m*der(x)^2", "0", "[constraints.wall]\nexpression = \"x - 1\"\n"),
                      {"bad.toml:11", "constraint wall is violated", "residual -1"});

@@ -119,10 +119,12 @@ void add_velocity_constraint(Build& b, const std::string& name) {
   if (b.rd.has_text("constraints." + name + ".expression"))
     b.sc.fail(key, "constraint " + name + " has both `expression` and `velocity`: give one (a holonomic constraint is "
                    "carried as its rate in a model with velocity constraints)");
-  const ex rate = *keys().constraints.read(b.rd, name).velocity;
-  if (!symbolic::linear_in_rates(b.m, rate))
+  symbolic::Differentiator D;
+  const std::optional<ex> form = symbolic::linear_form(D, b.m.qd, *keys().constraints.read(b.rd, name).velocity);
+  if (!form)
     b.sc.fail(key, key + " = \"" + b.sc.string(key) + "\": a velocity constraint must be linear in the rates der(q) "
                    "(A(t, q) der(q) + b(t, q) = 0)");
+  const ex rate = *form;
   bool has_rate = false;
   for (const auto& v : b.m.qd) has_rate = has_rate || !symbolic::d(rate, v).is_zero();
   if (!has_rate)

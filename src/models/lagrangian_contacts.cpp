@@ -6,22 +6,12 @@
 #include <sstream>
 
 #include "rollsim/core/error.hpp"
+#include "rollsim/symbolic/nonholonomic.hpp"
 #include "lagrangian_build.hpp"
 
 namespace rollsim::lagrangian::detail {
 
 using symbolic::KernelNames;
-
-namespace {
-
-bool linear_in(const ex& e, const std::vector<ex>& rates) {
-  for (const auto& a : rates)
-    for (const auto& b : rates)
-      if (!symbolic::d(symbolic::d(e, a), b).normal().is_zero()) return false;
-  return true;
-}
-
-}  // namespace
 
 std::vector<ContactSpec> contact_specs(const symbolic::LagrangeModel& m) {
   std::vector<ContactSpec> v;
@@ -139,11 +129,14 @@ symbolic::LagrangeModel::Contact read_contact(const Build& b, const std::string&
   c.slip_velocity = keys_read.slip_velocity.value_or(0);
   if (c.friction) {
     const std::string linear = "the slip velocity must be linear in the rates der(q) (w = J(q) der(q) + w0(q))";
-    if (!linear_in(c.slip_velocity, b.m.qd))
+    symbolic::Differentiator D;
+    const std::optional<ex> form = symbolic::linear_form(D, b.m.qd, c.slip_velocity);
+    if (!form)
       sc.fail(k + "slip_velocity", k + "slip_velocity = \"" + sc.string(k + "slip_velocity") + "\": " + linear);
-    // Its value with every rate at 0 (w0(q)) is formed symbolically (contact_specs: does the surface move?). A rate
-    // inside a function the test above does not see into, as in step(s + l/der(x)), can make that a division by
-    // zero (GiNaC's pole_error, found by the fuzzing run): not linear in the rates either.
+    c.slip_velocity = *form;
+    // Its value with every rate at 0 (w0(q)) is formed symbolically (contact_specs: does the surface move?). The
+    // form above can be formed there; this stays as a guard of that (a rate inside step(s + l/der(x)) made it a
+    // division by zero, GiNaC's pole_error, found by the fuzzing run before the test above refused such a rate).
     GiNaC::exmap at_rest;
     for (const auto& qd : b.m.qd) at_rest[qd] = 0;
     try {

@@ -1,23 +1,72 @@
 #include "rollsim/symbolic/nonholonomic.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 namespace rollsim::symbolic {
 
 using GiNaC::ex;
 
-bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const ex& e) {
-  for (const auto& x : m.qd) {
-    const ex dx = D(e, x);
-    for (const auto& y : m.qd)
-      if (!D(dx, y).normal().is_zero()) return false;
-  }
-  return true;
+namespace {
+
+bool has_rate(const ex& e, const std::vector<ex>& rates) {
+  for (const auto& v : rates)
+    if (e.has(v)) return true;
+  return false;
 }
+
+}  // namespace
+
+std::optional<ex> linear_form(Differentiator& D, const std::vector<ex>& rates, const ex& e) {
+  // e = A der(q) + b exactly: each coefficient A_j = de/d der(q_j) holds no rate, and neither does e - A der(q).
+  // Second derivatives by the rates alone would pass a row that is linear only piecewise, as
+  // der(y)*step(der(x)) or abs(der(x)): their derivatives vanish wherever they are defined. A part that holds a
+  // rate as it is written is brought to its normal form (a rate that cancels in a quotient) before it is refused.
+  try {
+    bool as_written = true;
+    ex rest = e, rebuilt = 0;
+    for (const auto& x : rates) {
+      ex a = D(e, x);
+      if (has_rate(a, rates)) {
+        a = a.normal();
+        if (has_rate(a, rates)) return std::nullopt;
+        as_written = false;
+      }
+      rest -= a * x;
+      rebuilt += a * x;
+    }
+    ex b = rest.expand();
+    if (has_rate(b, rates)) {
+      b = rest.normal();
+      if (has_rate(b, rates)) return std::nullopt;
+      as_written = false;
+    }
+    if (as_written) {
+      // Its value at rest (b) must be formed from e as written too: a rate that cancels in a quotient divides 0 by
+      // 0 there (GiNaC's pole_error).
+      GiNaC::exmap at_rest;
+      for (const auto& v : rates) at_rest[v] = 0;
+      try {
+        (void)e.subs(at_rest);
+      } catch (const std::exception&) {
+        as_written = false;
+      }
+    }
+    return as_written ? e : rebuilt + b;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a pole on the way: not of that form either
+  }
+}
+
+bool linear_in_rates(Differentiator& D, const std::vector<ex>& rates, const ex& e) {
+  return linear_form(D, rates, e).has_value();
+}
+
+bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const ex& e) { return linear_in_rates(D, m.qd, e); }
 
 bool linear_in_rates(const LagrangeModel& m, const ex& e) {
   Differentiator D;
-  return linear_in_rates(D, m, e);
+  return linear_in_rates(D, m.qd, e);
 }
 
 void append_nonholonomic_kernels(Differentiator& D, const LagrangeModel& m, std::vector<Kernel>& kernels) {

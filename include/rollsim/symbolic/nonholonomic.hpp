@@ -11,6 +11,7 @@
 ///
 /// (M a = f + A^T lambda, M and f from rs_dyn). Its exact Jacobian differentiates that system implicitly: it needs
 /// dR/dq and dR/dq' at the current a (rs_jac), and the derivatives of A, b and c below.
+#include <optional>
 #include <vector>
 
 #include <ginac/ginac.h>
@@ -37,7 +38,14 @@ struct NonholonomicKernels {
 /// (the derivation's). Throws std::invalid_argument naming a row that is not linear in the rates.
 void append_nonholonomic_kernels(Differentiator& D, const LagrangeModel& m, std::vector<Kernel>& kernels);
 
-/// Whether e is linear in the rates q' (every second derivative by two rates is zero).
+/// e as A q' + b with A and b free of the rates q' (`rates`; the model's m.qd), when it has that form: linear in
+/// them everywhere, not only piecewise (der(y) step(der(x)) and abs(der(x)) have not). The one test of velocity
+/// constraint rows and slip velocities. It is e itself where e's parts can be formed as written, else A q' + b
+/// rebuilt from their normal forms (a rate that cancels in a quotient, which would divide 0 by 0 at rest). Empty
+/// when e has not that form.
+std::optional<GiNaC::ex> linear_form(Differentiator& D, const std::vector<GiNaC::ex>& rates, const GiNaC::ex& e);
+/// Whether linear_form gives a form.
+bool linear_in_rates(Differentiator& D, const std::vector<GiNaC::ex>& rates, const GiNaC::ex& e);
 bool linear_in_rates(const LagrangeModel& m, const GiNaC::ex& e);
 bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const GiNaC::ex& e);
 
