@@ -293,7 +293,10 @@ TEST_CASE("scene: every sample of a run of two chunks is the model's scene there
         sets = {{"points", 3 * dr.points}};
         if (dr.force) sets.push_back({"force", 3});
       }
-      for (const auto& [set, width] : sets) {
+      for (const auto& entry : sets) {
+        // Named, not a structured binding: clang does not let CAPTURE's lambda take one.
+        const std::string& set = entry.first;
+        const std::size_t width = entry.second;
         CAPTURE(fd.name);
         CAPTURE(set);
         const std::vector<double>& file = fd.data.at(set);
