@@ -42,12 +42,12 @@ std::optional<ex> linear_form(Differentiator& D, const std::vector<ex>& rates, c
       as_written = false;
     }
     if (as_written) {
-      // Its value at rest (b) must be formed from e as written too: a rate that cancels in a quotient divides 0 by
-      // 0 there (GiNaC's pole_error).
+      // Its value at rest (b), as the derivation and the contacts form it, must be formed from e as written too: a
+      // rate that cancels in a quotient divides 0 by 0 there (GiNaC's pole_error).
       GiNaC::exmap at_rest;
       for (const auto& v : rates) at_rest[v] = 0;
       try {
-        (void)e.subs(at_rest);
+        (void)e.subs(at_rest).expand();
       } catch (const std::exception&) {
         as_written = false;
       }
@@ -58,15 +58,8 @@ std::optional<ex> linear_form(Differentiator& D, const std::vector<ex>& rates, c
   }
 }
 
-bool linear_in_rates(Differentiator& D, const std::vector<ex>& rates, const ex& e) {
-  return linear_form(D, rates, e).has_value();
-}
-
-bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const ex& e) { return linear_in_rates(D, m.qd, e); }
-
-bool linear_in_rates(const LagrangeModel& m, const ex& e) {
-  Differentiator D;
-  return linear_in_rates(D, m.qd, e);
+bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const ex& e) {
+  return linear_form(D, m.qd, e).has_value();
 }
 
 void append_nonholonomic_kernels(Differentiator& D, const LagrangeModel& m, std::vector<Kernel>& kernels) {

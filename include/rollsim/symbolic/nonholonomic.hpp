@@ -44,9 +44,7 @@ void append_nonholonomic_kernels(Differentiator& D, const LagrangeModel& m, std:
 /// rebuilt from their normal forms (a rate that cancels in a quotient, which would divide 0 by 0 at rest). Empty
 /// when e has not that form.
 std::optional<GiNaC::ex> linear_form(Differentiator& D, const std::vector<GiNaC::ex>& rates, const GiNaC::ex& e);
-/// Whether linear_form gives a form.
-bool linear_in_rates(Differentiator& D, const std::vector<GiNaC::ex>& rates, const GiNaC::ex& e);
-bool linear_in_rates(const LagrangeModel& m, const GiNaC::ex& e);
+/// Whether linear_form gives a form for e in the model's rates m.qd.
 bool linear_in_rates(Differentiator& D, const LagrangeModel& m, const GiNaC::ex& e);
 
 }  // namespace rollsim::symbolic
