@@ -592,6 +592,54 @@ TEST_CASE("simulate: a summary that names the output columns it reads gets those
   CHECK(c.summary[0].number == a.summary[0].number);
 }
 
+TEST_CASE("simulate: a summary that reads no sample counts the grid's samples without them, to the same items") {
+  // A sweep's summary without the energy items reads no sample between the steps (Summarizer::reads_samples): the
+  // loop then only counts the grid's times. A watched run (an observer takes every sample) is the reference: the
+  // same steps, items and final state, and as many samples.
+  struct Case {
+    const char* scenario;
+    std::vector<std::string> overrides, summary;
+  };
+  const std::vector<Case> cases{
+      {"tipping_table.toml", {"events.lift_off=record"}, {"t_edge", "t_lift_off"}},
+      {"tipping_table.toml", {"events.lift_off=record", "solver.method=dopri5"}, {"t_lift_off", "t_edge"}},
+      {"tipping_table.toml", {"simulation.t_end=0.5"}, {"t_edge"}},  // ends on a grid time, no event
+      {"disk_type_b.toml", {"solver.method=dop853"}, {"classification", "rolling_radius"}},
+      {"disk_type_b.toml", {"solver.method=exact"}, {"rolling_radius", "classification"}},
+      {"bouncing_ball.toml", {"simulation.t_end=2"}, {"n_impact", "symbols_floor"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.scenario);
+    CAPTURE(c.overrides.back());
+    const Scenario sc = load_scenario_text(test::scenario_text(c.scenario), c.scenario, c.overrides);
+    const auto sys = build_system(sc);
+    SimulationOptions opt = simulation_options(sc);
+    opt.summary = c.summary;
+    const auto summarizer = sys->make_summarizer();
+    REQUIRE(summarizer);
+    summarizer->select(c.summary);
+    CHECK_FALSE(summarizer->reads_samples());
+    const RunResult alone = simulate(*sys, opt, {});
+    test::Recorder rec;
+    const RunResult watched = simulate(*sys, opt, {&rec});
+    CHECK(watched.n_samples == rec.x.size());
+    CHECK(rec.x.size() > 20);
+    CHECK(alone.n_samples == watched.n_samples);
+    CHECK(alone.n_events == watched.n_events);
+    CHECK(alone.termination == watched.termination);
+    CHECK(alone.t_final == watched.t_final);
+    CHECK(alone.x_final == watched.x_final);
+    REQUIRE(alone.summary.size() == c.summary.size());
+    REQUIRE(watched.summary.size() == c.summary.size());
+    for (std::size_t i = 0; i < c.summary.size(); ++i) {
+      CAPTURE(c.summary[i]);
+      CHECK(alone.summary[i].key == c.summary[i]);
+      CHECK(std::memcmp(&alone.summary[i].number, &watched.summary[i].number, sizeof(double)) == 0);
+      CHECK(alone.summary[i].text == watched.summary[i].text);
+    }
+  }
+}
+
 TEST_CASE("simulate: the disk's energy items are the same, bit for bit, with the total energy computed alone") {
   // The exact method's grid samples are where its energy balance is checked between events: a sweep without
   // trajectories computes only the total energy there (DiskSummarizer::output_columns); with an observer, every

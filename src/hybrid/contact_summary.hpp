@@ -82,6 +82,8 @@ class ContactSummarizer final : public Summarizer {
   /// Only the energy items read the outputs; the symbols and counts come from the modes and events.
   void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyDriftKeys); }
   bool reads_outputs() const override { return reads_outputs_; }
+  /// A sample within a step has the mode its start noted: without the energy items it changes nothing.
+  bool reads_samples() const override { return reads_outputs_; }
 
  private:
   void note(int mode) {

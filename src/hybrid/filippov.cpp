@@ -309,6 +309,8 @@ class FilippovSummarizer final : public Summarizer {
     if (physics_) physics_->select(keys);
   }
   bool reads_outputs() const override { return physics_ && physics_->reads_outputs(); }
+  /// The symbols come from the first point and the events: a sample adds none.
+  bool reads_samples() const override { return physics_ && physics_->reads_samples(); }
   std::vector<std::size_t> output_columns() const override {
     return physics_ ? physics_->output_columns() : std::vector<std::size_t>{};
   }

@@ -391,6 +391,7 @@ class EnergySummarizer : public Summarizer {
   /// Every item reads the outputs: none selected, none are computed.
   void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyDriftKeys); }
   bool reads_outputs() const override { return reads_outputs_; }
+  bool reads_samples() const override { return reads_outputs_; }
 
  private:
   bool reads_outputs_ = true;

@@ -147,6 +147,8 @@ class DiskSummarizer final : public Summarizer {
   /// The energy items read the outputs (the total energy); the others the states and the events only.
   void select(const std::vector<std::string>& keys) override { reads_outputs_ = names_any(keys, kEnergyKeys); }
   bool reads_outputs() const override { return reads_outputs_; }
+  /// A sample moves only the energy error: the final state and mode are the last point's, the radii the events'.
+  bool reads_samples() const override { return reads_outputs_; }
   std::vector<std::size_t> output_columns() const override { return {i_total_}; }
   /// The note on a radius within the integration error of 1, reported only then.
   std::vector<std::string> conditional_keys() const override { return {kNoteKey}; }

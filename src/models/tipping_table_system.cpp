@@ -276,6 +276,7 @@ class TableSummarizer final : public Summarizer {
         }
   }
   bool reads_outputs() const override { return reads_outputs_; }
+  bool reads_samples() const override { return reads_outputs_; }
   /// A sample within a step: the energy drift and the smallest normal force take it; the friction demand's tracker
   /// does not (it locates the extremes between the steps' ends, which bound every sample).
   void on_sample(double, const double*, const double* y, int) override {

@@ -25,6 +25,7 @@ class NoSummary final : public Summarizer {
   void on_point(double, const double*, const double*, int) override {}
   std::vector<SummaryItem> items() const override { return {}; }
   bool reads_outputs() const override { return false; }
+  bool reads_samples() const override { return false; }
 };
 
 std::string number(double v) {
@@ -73,6 +74,7 @@ class Loop {
     if (opt_.summary) summarizer_->select(*opt_.summary);
     summary_reads_outputs_ = summarizer_->reads_outputs();
     if (summary_reads_outputs_ && obs_.empty()) summary_columns_ = summarizer_->output_columns();
+    samples_read_ = !obs_.empty() || summarizer_->reads_samples();
   }
 
   RunResult run() {
@@ -158,6 +160,10 @@ class Loop {
 
   /// Samples on the grid up to and including `t_upto`, from the integrator's dense output.
   void emit_grid_samples(const Integrator& integ, double t_upto) {
+    if (!samples_read_) {
+      count_grid_samples(t_upto);
+      return;
+    }
     std::vector<double>& xs = scratch_;
     while (next_k_ >= 0) {
       const double tk = grid(next_k_);
@@ -174,6 +180,30 @@ class Loop {
         }
       }
     }
+  }
+
+  /// The grid's samples up to and including `t_upto` when no one reads them: counted as emit_grid_samples counts
+  /// them (the times after the last sample), none interpolated.
+  void count_grid_samples(double t_upto) {
+    const double upto = std::min(t_upto, opt_.t_end);
+    if (grid(next_k_) > upto) return;
+    const long last = last_grid_at_or_before(upto);
+    const long first = std::max(next_k_, last_grid_at_or_before(last_sample_t_) + 1);
+    if (last >= first) {
+      n_samples_ += static_cast<std::size_t>(last - first + 1);
+      last_sample_t_ = grid(last);
+    }
+    next_k_ = last + 1;
+  }
+
+  /// The largest k with grid(k) <= t, -1 when t is before the grid's start.
+  long last_grid_at_or_before(double t) const {
+    if (!(t >= grid(0))) return -1;
+    const double estimate = std::floor((t - opt_.t0) / opt_.output_dt);
+    long k = static_cast<long>(std::clamp(estimate, 0.0, 4e18));
+    while (k > 0 && grid(k) > t) --k;
+    while (grid(k + 1) <= t) ++k;
+    return k;
   }
 
   void run_loop(Integrator& integ, RunResult& res) {
@@ -641,6 +671,7 @@ class Loop {
   int mode_ = 0;
   double t_ = 0, last_sample_t_ = -INFINITY;
   long next_k_ = 1;
+  bool samples_read_ = true;  ///< whether anyone reads the grid's samples (an observer, or the summarizer)
   size_t n_samples_ = 0, n_events_ = 0;
   long n_located_ = 0, steps_since_restart_ = 0;
   // The search's points: the step's start, middle and end; the end becomes the next start (cache_valid_).

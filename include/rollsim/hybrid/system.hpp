@@ -116,6 +116,9 @@ class Summarizer {
   /// when reads_outputs() is true); empty when it reads any of them. With no one else reading the outputs (no
   /// observer), the loop then computes only these (HybridSystem::compute_output_columns).
   virtual std::vector<std::size_t> output_columns() const { return {}; }
+  /// Whether on_sample can change an item (asked after select). When not, and no observer takes samples, the loop
+  /// interpolates no state at the grid's times between the steps: it only counts them (n_samples).
+  virtual bool reads_samples() const { return true; }
 };
 
 /// The formulation a system needs from the integrator.
