@@ -186,24 +186,18 @@ class Loop {
   /// them (the times after the last sample), none interpolated.
   void count_grid_samples(double t_upto) {
     const double upto = std::min(t_upto, opt_.t_end);
-    if (grid(next_k_) > upto) return;
-    const long last = last_grid_at_or_before(upto);
-    const long first = std::max(next_k_, last_grid_at_or_before(last_sample_t_) + 1);
+    if (!(grid(next_k_) <= upto)) return;
+    // The largest k with grid(k) <= upto: the quotient (truncated: upto - t0 >= 0 here), corrected for its rounding.
+    long last = std::max(next_k_, static_cast<long>(std::min((upto - opt_.t0) / opt_.output_dt, 4e18)));
+    while (last > next_k_ && grid(last) > upto) --last;
+    while (grid(last + 1) <= upto) ++last;
+    long first = next_k_;
+    while (first <= last && grid(first) <= last_sample_t_) ++first;
     if (last >= first) {
       n_samples_ += static_cast<std::size_t>(last - first + 1);
       last_sample_t_ = grid(last);
     }
     next_k_ = last + 1;
-  }
-
-  /// The largest k with grid(k) <= t, -1 when t is before the grid's start.
-  long last_grid_at_or_before(double t) const {
-    if (!(t >= grid(0))) return -1;
-    const double estimate = std::floor((t - opt_.t0) / opt_.output_dt);
-    long k = static_cast<long>(std::clamp(estimate, 0.0, 4e18));
-    while (k > 0 && grid(k) > t) --k;
-    while (grid(k + 1) <= t) ++k;
-    return k;
   }
 
   void run_loop(Integrator& integ, RunResult& res) {
