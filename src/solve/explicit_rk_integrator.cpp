@@ -283,7 +283,8 @@ class ExplicitRkIntegrator final : public Integrator {
         opt_(opt),
         n_(sys.size()),
         method_(n_, &weights_) {
-    for (State* v : {&x_, &x_old_, &dxdt_old_, &x_new_, &dxdt_new_, &scratch_, &scratch2_}) *v = make_state<State>(n_);
+    for (State* v : {&x_, &x_old_, &dxdt_old_, &x_new_, &dxdt_new_, &scratch_, &scratch2_, &dense_x_})
+      *v = make_state<State>(n_);
     set_weights();
   }
 
@@ -292,6 +293,7 @@ class ExplicitRkIntegrator final : public Integrator {
     if (started_) ++restarts_;
     else method_.restart();
     started_ = true;
+    dense_valid_ = false;
     mode_ = mode;
     std::copy(x, x + n_, x_.begin());
     x_new_ = x_;
@@ -331,6 +333,7 @@ class ExplicitRkIntegrator final : public Integrator {
     std::swap(x_old_, x_new_);
     std::swap(dxdt_old_, dxdt_new_);
     t_old_ = t_new_;
+    dense_valid_ = false;
     const double h_max = opt_.max_step_size > 0 ? opt_.max_step_size : std::numeric_limits<double>::infinity();
     for (;;) {
       const double remaining = t_stop - t_old_;
@@ -387,8 +390,10 @@ class ExplicitRkIntegrator final : public Integrator {
     } else if (t == t_old_) {
       copy_out(x_old_, x);
     } else {
-      method_.calc_state(rhs_, t, scratch_, x_old_, dxdt_old_, t_old_, x_new_, dxdt_new_, t_new_);
-      copy_out(scratch_, x);
+      method_.calc_state(rhs_, t, dense_x_, x_old_, dxdt_old_, t_old_, x_new_, dxdt_new_, t_new_);
+      dense_t_ = t;
+      dense_valid_ = true;
+      copy_out(dense_x_, x);
     }
   }
 
@@ -399,8 +404,10 @@ class ExplicitRkIntegrator final : public Integrator {
     } else if (t == t_old_) {
       copy_out(dxdt_old_, xdot);
     } else {
-      state_at(t, scratch2_.data());
-      ode_->rhs(t, scratch2_.data(), mode_, xdot);
+      // The state there is usually the one state_at has just given (a point of the step search, a rate in a
+      // root search): the dense output is not evaluated twice.
+      if (!(dense_valid_ && dense_t_ == t)) state_at(t, scratch2_.data());
+      ode_->rhs(t, dense_x_.data(), mode_, xdot);
       ++n_rhs_;
     }
   }
@@ -441,6 +448,7 @@ class ExplicitRkIntegrator final : public Integrator {
     n_steps_ = n_rhs_ = n_root_evals_ = n_err_fails_ = restarts_ = 0;
     started_ = false;
     pending_ = false;
+    dense_valid_ = false;
     mode_directions_.clear();
     return true;
   }
@@ -561,6 +569,10 @@ class ExplicitRkIntegrator final : public Integrator {
   double t_ = 0, t_old_ = 0, t_new_ = 0, h_ = 0;
   State x_, x_old_, dxdt_old_, x_new_, dxdt_new_;
   mutable State scratch_, scratch2_;
+  // The last interior state of the dense output (state_at) and its time, valid within the step that gave it.
+  mutable State dense_x_;
+  mutable double dense_t_ = 0;
+  mutable bool dense_valid_ = false;
   // Witnesses: directions, values at the search's start and the step's end, at a root, and scratch.
   std::size_t nw_ = 0;
   std::vector<int> directions_, roots_;
