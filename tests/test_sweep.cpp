@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "rollsim/scenario/toml_text.hpp"
@@ -669,4 +670,57 @@ TEST_CASE("simulate: the disk's energy items are the same, bit for bit, with the
     CHECK(energy_items == 3);
     CHECK(alone.x_final == watched.x_final);
   }
+}
+
+TEST_CASE("sweep: run_points hands a slow sweep's results over as they come, not at the end of the batch") {
+  // Four equal points of the disk on CVODE (each some 0.15 s in a release build, longer in a sanitizer tree) on one
+  // worker: far fewer than a batch, so the sink waits for the batch's last result, and is woken earlier by the
+  // worker that finds a result waiting past run_points' latency (50 ms). The first result must then reach the sink
+  // long before the last point ends (it did only at the end when the sink was woken for whole batches).
+  const double tau = test::full_or_sanitized(1000.0, 200.0);
+  const std::string text = R"(model = "rolling_disk"
+units = "dimensionless"
+[parameters]
+inertia_ratio = 0.5
+[initial]
+x = 3.0
+y = 0.0
+z = 1.0
+[simulation]
+t_end = )" + std::to_string(tau) + R"(
+output_dt = 1000.0
+[solver]
+method = "adams"
+rtol = 1e-10
+atol = 1e-12
+[sweep]
+"initial.y" = [0.0, 0.0, 0.0, 0.0]
+)";
+  const Scenario base = load_scenario_text(text, "slow.toml");
+  const auto spec = sweep::parse_spec(base, {});
+  REQUIRE(spec.n_points == 4);
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> got;
+  std::vector<sweep::PointResult> rows(4);
+  const auto start = Clock::now();
+  sweep::run_points(base, {}, spec, all, 1, false,
+                    [&](std::size_t k, sweep::PointResult&& r) {
+                      got.push_back(Clock::now());
+                      rows[k] = std::move(r);
+                    },
+                    nullptr);
+  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  REQUIRE(got.size() == 4);
+  for (const auto& r : rows) {
+    CHECK_MESSAGE(r.status == "ok", r.status << ": " << r.message);
+    CHECK(r.t_final == tau);
+  }
+  const double first = std::chrono::duration<double>(got.front() - start).count();
+  const double last = std::chrono::duration<double>(got.back() - start).count();
+  CAPTURE(total);
+  CAPTURE(first);
+  // The first of four equal points ends at about a quarter of the sweep; the last result comes at its end.
+  CHECK(first < 0.75 * total);
+  CHECK(last - first > 0.25 * total);
 }
