@@ -61,9 +61,12 @@ std::vector<unsigned char> inflated(const std::vector<unsigned char>& chunk, std
 /// `rows` rows of `width` values written as growing datasets of `chunk` rows, once through HDF5's filters and once
 /// through a ChunkWriter (whole chunks, and the last one partial as the writers give it); the two datasets' chunks
 /// and values compared. With `by_column` the datasets are chunked by column (create_growing's `by_column`), and the
-/// ChunkWriter is given each column's values as a chunk of its own, as the scene writer gives them.
-void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk, bool by_column = false,
-                   double (*at)(std::size_t, std::size_t) = value) {
+/// ChunkWriter is given each column's values as a chunk of its own, as the scene writer gives them. A chunk the
+/// writer stored as it is (filter mask h5::kRaw: deflating it would not save a quarter) must hold the values HDF5's
+/// chunk holds, unshuffled, and HDF5's deflate must not have halved it; every other chunk must be HDF5's bytes.
+/// Returns the number of chunks stored as they are.
+std::size_t compare_paths(std::size_t rows, std::size_t width, std::size_t chunk, bool by_column = false,
+                          double (*at)(std::size_t, std::size_t) = value) {
   TempDir dir;
   const std::string path = (dir.path / "chunks.h5").string();
   std::vector<double> data(rows * width);
@@ -100,14 +103,31 @@ void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk, bool 
   const auto ca = raw_chunks(a.get(), mask_a), cb = raw_chunks(b.get(), mask_b);
   REQUIRE(ca.size() == columns * ((rows + chunk - 1) / chunk));
   REQUIRE(cb.size() == ca.size());
+  std::size_t stored_raw = 0;
   for (std::size_t i = 0; i < ca.size(); ++i) {
     CAPTURE(i);
-    CHECK(mask_b[i] == mask_a[i]);
     const std::size_t raw = chunk * per_chunk * sizeof(double);
-    const auto a_bytes = inflated(ca[i], raw), b_bytes = inflated(cb[i], raw);
+    const auto a_bytes = inflated(ca[i], raw);
     CHECK(a_bytes.size() == raw);  // a whole chunk, the fill of a partial one included
-    CHECK(b_bytes == a_bytes);
-    CHECK(cb[i].size() < raw);  // deflated: smaller than the raw chunk
+    // The rule, from its definition over HDF5's shuffled bytes: the bytes that differ from the one before them in
+    // their byte plane, against three quarters of the chunk's bytes.
+    const std::size_t n = raw / sizeof(double);  // HDF5's shuffle: byte b of value k at b * n + k
+    std::size_t changes = 0;
+    for (std::size_t b = 0; b < sizeof(double); ++b)
+      for (std::size_t k = 1; k < n; ++k) changes += a_bytes[b * n + k] != a_bytes[b * n + k - 1];
+    CHECK((mask_b[i] == h5::kRaw) == (4 * changes >= 3 * raw));
+    if (mask_b[i] == h5::kRaw) {
+      ++stored_raw;
+      std::vector<unsigned char> values(raw);
+      for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t b = 0; b < sizeof(double); ++b) values[k * sizeof(double) + b] = a_bytes[b * n + k];
+      CHECK(cb[i] == values);
+      CHECK(2 * ca[i].size() > raw);  // HDF5's deflate of it did not halve it
+    } else {
+      CHECK(mask_b[i] == mask_a[i]);
+      CHECK(inflated(cb[i], raw) == a_bytes);
+      CHECK(cb[i].size() < raw);  // deflated: smaller than the raw chunk
+    }
   }
   // The values read back through the filters, and the extent: the rows given, not the last chunk's fill.
   h5::Handle space(H5Dget_space(b.get()), H5Sclose, "H5Dget_space");
@@ -117,7 +137,11 @@ void compare_paths(std::size_t rows, std::size_t width, std::size_t chunk, bool 
   std::vector<double> back(rows * width, 42.0);
   REQUIRE(H5Dread(b.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0);
   CHECK(std::memcmp(back.data(), data.data(), data.size() * sizeof(double)) == 0);  // bit for bit: -0.0 and NaN too
+  return stored_raw;
 }
+
+/// value() rounded to 1/64: as a count, a flag or a quantised signal, values whose low bytes are zero.
+double quantised(std::size_t r, std::size_t c) { return std::round(64.0 * value(r, c)) / 64.0; }
 
 /// Columns constant through a run (as a planar scene's z and the fixed entries of its rotation), by column c:
 /// 0.0, -0.0, 1.0, NaN, a varying value, 0.0 again, 1.0 again, 0.0 for the first 300 rows then varying, 2.5.
@@ -138,7 +162,11 @@ double constants(std::size_t r, std::size_t c) {
 }  // namespace
 
 TEST_CASE("chunk writer: a column's chunks are HDF5's shuffle and deflate bytes, the last one partial") {
-  compare_paths(10000, 1, 1024);  // 9 whole chunks and one of 784 rows
+  // 9 whole chunks and one of 784 rows. Varying values change six or seven of their bytes at each value, about
+  // the rule's bound: some of their chunks are stored as they are (compare_paths checks each chunk against the rule);
+  // quantised ones, whose low bytes stay zero, are all deflated.
+  CHECK(compare_paths(10000, 1, 1024) > 0);
+  CHECK(compare_paths(10000, 1, 1024, false, quantised) == 0);
 }
 
 TEST_CASE("chunk writer: a scene's rows of points (rows x 3 x 3), one chunk partial") {
@@ -146,7 +174,31 @@ TEST_CASE("chunk writer: a scene's rows of points (rows x 3 x 3), one chunk part
 }
 
 TEST_CASE("chunk writer: a dataset chunked by column (rows x 3 x 3), a chunk per column, the last ones partial") {
-  compare_paths(700, 9, 256, /*by_column=*/true);
+  CHECK(compare_paths(700, 9, 256, /*by_column=*/true) > 0);
+  CHECK(compare_paths(700, 9, 256, /*by_column=*/true, quantised) == 0);
+}
+
+TEST_CASE("chunk writer: a chunk is deflated when a quarter of its bytes would be saved, judged by its bytes' changes") {
+  // worth_deflating counts the bytes of each value that differ from the previous value's, the fill's zeros after
+  // the values given included, and says yes below three quarters of the chunk's bytes.
+  std::vector<double> v(1024);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = value(i, 0);
+  CHECK_FALSE(h5::worth_deflating(v.data(), v.size(), v.size()));  // six or more bytes change at each value
+  CHECK(h5::worth_deflating(v.data(), 100, v.size()));             // 100 values, then 924 zeros
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);  // a count: its high bytes change
+  CHECK(h5::worth_deflating(v.data(), v.size(), v.size()));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = quantised(i, 0);
+  CHECK(h5::worth_deflating(v.data(), v.size(), v.size()));
+  // At the bound: values whose eight bytes all differ from the previous value's, then the fill. n values give 8 n
+  // changes (8 (n - 1) between them and 8 into the fill), against three quarters of 8 x 1024 bytes: deflated below
+  // 768 values, stored as they are from 768.
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::uint64_t bits = i % 2 ? 0x0202020202020202ull : 0x0101010101010101ull;
+    std::memcpy(&v[i], &bits, sizeof bits);
+  }
+  CHECK(h5::worth_deflating(v.data(), 767, v.size()));
+  CHECK_FALSE(h5::worth_deflating(v.data(), 768, v.size()));
+  CHECK_FALSE(h5::worth_deflating(v.data(), v.size(), v.size()));
 }
 
 TEST_CASE("chunk writer: constant chunks (0.0, -0.0, 1.0, NaN, whole and partial) are HDF5's bytes, bit for bit") {
