@@ -178,7 +178,7 @@ TEST_CASE("chunk writer: a dataset chunked by column (rows x 3 x 3), a chunk per
   CHECK(compare_paths(700, 9, 256, /*by_column=*/true, quantised) == 0);
 }
 
-TEST_CASE("chunk writer: a chunk is deflated when a quarter of its bytes would be saved, judged by its bytes' changes") {
+TEST_CASE("chunk writer: a chunk is deflated when that saves a quarter of it, judged by its bytes' changes") {
   // worth_deflating counts the bytes of each value that differ from the previous value's, the fill's zeros after
   // the values given included, and says yes below three quarters of the chunk's bytes.
   std::vector<double> v(1024);

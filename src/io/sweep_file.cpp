@@ -57,7 +57,8 @@ class RunDeflater {
     if (::deflate(&z_, Z_FINISH) != Z_STREAM_END) return {};
     const std::size_t end = out_.size() - kTrailer - z_.avail_out;
     const std::uint32_t adler = libdeflate_adler32(1, in, bytes);
-    for (int b = 0; b < 4; ++b) out_[end + static_cast<std::size_t>(b)] = static_cast<unsigned char>(adler >> (24 - 8 * b));
+    for (std::size_t b = 0; b < kTrailer; ++b)  // big-endian
+      out_[end + b] = static_cast<unsigned char>(adler >> (24 - 8 * b));
     return {out_.data(), end + kTrailer};
   }
 

@@ -655,11 +655,12 @@ void run_points(const Scenario& base, const std::vector<std::string>& sets, cons
   // calling thread waits on the atomic `results` and is woken for a batch of results, not for each: a wake-up is
   // a system call on both sides and leaves this thread's caches cold, a sizeable part of a point that takes 20 us.
   // It waits for the next `batch` results (a quarter of the ring, or half the window): for the last of them, and once
-  // that is there for the first one that is not (`target`), whose worker wakes it; a worker that completes a result also wakes it when the
-  // next result to take is there and the sink last took results kLatency ago or more: rows then reach the sink, and
-  // the progress line the terminal, at least that often while points complete. Woken for each 16 results in a row
-  // (as this was before), the disk's 400 x 400 basin map took 3.1 us of this thread's CPU a point with 1 worker and
-  // 1.9 us with 2; woken for each 1,024, about 1.5 us with either (rollsim sweep's "writer" line).
+  // that is there for the first one that is not (`target`), whose worker wakes it. A worker that completes a result
+  // also wakes it when the next result to take is there and the sink last took results kLatency ago or more: rows
+  // then reach the sink, and the progress line the terminal, at least that often while points complete. Woken for
+  // each 16 results in a row (as this was before), the disk's 400 x 400 basin map took 3.1 us of this thread's CPU a
+  // point with 1 worker and 1.9 us with 2; woken for each 1,024, about 1.5 us with either (rollsim sweep's "writer"
+  // line; the clock was then still read at each row, docs/sweep.md).
   const std::size_t cap = std::max<std::size_t>({window, 4096, static_cast<std::size_t>(4 * std::max(threads, 1))});
   const std::size_t limit = window > 0 ? window : cap;
   const std::size_t batch = window > 0 ? std::max<std::size_t>(1, window / 2) : cap / 4;

@@ -66,8 +66,9 @@ bool worth_deflating(const double* values, std::size_t n, std::size_t chunk_coun
 /// shuffled as HDF5's shuffle filter does it and deflated at level 1 by libdeflate, in the zlib format HDF5's deflate
 /// filter inflates (so any reader reads the values through the dataset's filters; the deflated bytes are not
 /// zlib's own), and written with H5Dwrite_chunk; a chunk that deflating would not shrink by a quarter
-/// (worth_deflating) is stored as it is, its filter mask saying so (kRaw), which every HDF5 reader honours. A partial chunk is given its rows alone: the fill after them (the
-/// datasets' fill value, zeros) is laid down as the chunk is shuffled. The compression is done on a thread of the
+/// (worth_deflating) is stored as it is, its filter mask saying so (kRaw), which every HDF5 reader honours. A
+/// partial chunk is given its rows alone: the fill after them (the datasets' fill value, zeros) is laid down as the
+/// chunk is shuffled. The compression is done on a thread of the
 /// writer's own, started at the first chunk, while the caller goes on; HDF5 itself is called only from the caller's
 /// thread (the library is not thread-safe), in the order the chunks were given. When the chunks given and not yet
 /// written hold more than kMaxHeldBytes, the caller compresses too, or waits. Not thread-safe: one caller thread.
