@@ -336,6 +336,24 @@ TEST_CASE("rolling_disk: input errors name the key and its place") {
   CHECK_THROWS_AS(load_scenario_text(bad_units, "bad.toml"), InputError);
 }
 
+TEST_CASE("rolling_disk: parameters whose units overflow or vanish, and starts whose rates overflow, are input errors") {
+  // g = 1e308 makes E* = m U^2 Omega0^2 = inf (a fuzzing input: the run went on, its dissipation rate inf, until the
+  // self-audit stopped it); g = 1e-308 makes it 0 and the start u / U inf. Each names the key and its place.
+  const std::string physical = "model = \"rolling_disk\"\n[parameters]\nmass = 2.0\ninertia_ratio = 0.5\nstiffness = 200.0\n"
+                               "friction_coefficient = 0.3\ngravity = ";
+  std::string m = input_error(physical + "1e308\n[initial]\nu = 0.25\n");
+  CHECK_MESSAGE(m.find("bad.toml:7:11: the disk's unit E* = m U^2 Omega0^2 = inf") == 0, m);
+  CHECK(m.find("parameters.gravity = 1e+308") != std::string::npos);
+  m = input_error(physical + "1e-308\n[initial]\nu = 0.25\n");
+  CHECK_MESSAGE(m.find("bad.toml:7:11: the disk's unit E* = m U^2 Omega0^2 = 0") == 0, m);
+  // Dimensionless: (1 + j) x overflows with j = 1e300 and x = 1e10.
+  m = input_error("model = \"rolling_disk\"\nunits = \"dimensionless\"\n[parameters]\ninertia_ratio = 1e300\n[initial]\nx = 1e10\n");
+  CHECK_MESSAGE(m.find("bad.toml:6:5: 'initial.x' = 1e+10") == 0, m);
+  CHECK(m.find("rates are not finite") != std::string::npos);
+  // The same parameters far from 1 but in range run: g = 1e150 (U about 1e148 m).
+  CHECK(input_error(physical + "1e150\n[initial]\nu = 0.25\n").empty());
+}
+
 TEST_CASE("rolling_disk: classification rule") {
   using rolling_disk::classify;
   CHECK(classify("+0", {0.6}, 0, 0.6) == "A");

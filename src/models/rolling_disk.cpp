@@ -471,6 +471,74 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
   return v;
 }
 
+/// The scales of the dimensionless form, the start in its units and the fields' rates there must be finite, non-zero
+/// doubles: a parameter far out of scale (g = 1e308) would give an energy unit of inf and a dissipation rate of inf
+/// (or, far the other way, a length unit of 0 and a start at inf), a run that cannot be vouched for. The key blamed
+/// is the parameter of the overflowing scale whose value is farthest from 1 in magnitude, or the start's largest
+/// value.
+void check_in_range(const Scenario& sc, const Params& p, const double* q0, const InitialValues& given) {
+  if (p.physical) {
+    const Scales s = scales(p);
+    const struct {
+      const char* what;
+      double value;
+    } units[] = {{"Omega0 = sqrt(k / (m (1+j)))", s.omega0},
+                 {"U = mu g m (1+j) / (k j)", s.length},
+                 {"U Omega0", s.speed},
+                 {"E* = m U^2 Omega0^2", s.energy},
+                 {"mu m g", s.force},
+                 {"E* Omega0 (the unit of the dissipation rate)", s.energy * s.omega0}};
+    for (const auto& u : units) {
+      if (std::isfinite(u.value) && u.value > 0) continue;
+      const struct {
+        const char* key;
+        double value;
+      } given_params[] = {{"parameters.mass", p.mass},
+                          {"parameters.stiffness", p.stiffness},
+                          {"parameters.friction_coefficient", p.friction_coefficient},
+                          {"parameters.gravity", p.gravity},
+                          {"parameters.inertia_ratio", p.inertia_ratio}};
+      const char* key = "parameters.mass";
+      double far = -1, value = p.mass;
+      for (const auto& g : given_params)
+        if (sc.has(g.key) && std::abs(std::log10(g.value)) > far) {
+          far = std::abs(std::log10(g.value));
+          key = g.key;
+          value = g.value;
+        }
+      std::ostringstream m;
+      m << "the disk's unit " << u.what << " = " << u.value << " with these parameters (" << key << " = " << value
+        << "): the scales of the dimensionless form must be finite, non-zero numbers; allowed: "
+        << "parameters whose products stay within the doubles' range (about 1e-300 to 1e300)";
+      sc.fail(key, m.str());
+    }
+  }
+  const double rates_scale = p.physical ? scales(p).omega0 : 1.0;
+  bool finite = std::isfinite(q0[kX]) && std::isfinite(q0[kY]) && std::isfinite(q0[kZ]);
+  for (int mode = -1; mode <= 1 && finite; ++mode) {
+    double f[3];
+    field(p.inertia_ratio, mode, q0, f);
+    for (double v : f) finite = finite && std::isfinite(v * rates_scale);
+  }
+  if (finite) return;
+  const char* keys[3] = {"initial.x", "initial.y", "initial.z"};
+  const double values[3] = {p.physical ? given.u : given.x, p.physical ? given.v : given.y,
+                            p.physical ? given.w : given.z};
+  if (p.physical) {
+    keys[0] = "initial.u";
+    keys[1] = "initial.v";
+    keys[2] = "initial.w";
+  }
+  int worst = 0;
+  for (int i = 1; i < 3; ++i)
+    if (!(std::abs(q0[i]) <= std::abs(q0[worst]))) worst = i;
+  std::ostringstream m;
+  m << "'" << keys[worst] << "' = " << values[worst] << " is " << q0[worst]
+    << " in the units of the dimensionless form, where the disk's rates are not finite numbers; allowed: a start "
+       "whose dimensionless values x, y, z and (1 + j) x stay within the doubles' range (about 1e-300 to 1e300)";
+  sc.fail(sc.has(keys[worst]) ? keys[worst] : "parameters.inertia_ratio", m.str());
+}
+
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
   const std::string units = sc.string("units");
   const std::string where = sc.is_default("units") ? "model" : "units";
@@ -507,6 +575,7 @@ std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
     }
     to_dimensionless(p, given.u, given.v, given.w, q0);
   }
+  check_in_range(sc, p, q0, given);
   return make_system(p, q0);
 }
 
