@@ -477,12 +477,13 @@ std::vector<KeySpec> schema(const std::map<std::string, std::string>&) {
 /// is the parameter of the overflowing scale whose value is farthest from 1 in magnitude, or the start's largest
 /// value.
 void check_in_range(const Scenario& sc, const Params& p, const double* q0, const InitialValues& given) {
+  struct Named {
+    const char* name;
+    double value;
+  };
   if (p.physical) {
     const Scales s = scales(p);
-    const struct {
-      const char* what;
-      double value;
-    } units[] = {{"Omega0 = sqrt(k / (m (1+j)))", s.omega0},
+    const Named units[] = {{"Omega0 = sqrt(k / (m (1+j)))", s.omega0},
                  {"U = mu g m (1+j) / (k j)", s.length},
                  {"U Omega0", s.speed},
                  {"E* = m U^2 Omega0^2", s.energy},
@@ -490,27 +491,23 @@ void check_in_range(const Scenario& sc, const Params& p, const double* q0, const
                  {"E* Omega0 (the unit of the dissipation rate)", s.energy * s.omega0}};
     for (const auto& u : units) {
       if (std::isfinite(u.value) && u.value > 0) continue;
-      const struct {
-        const char* key;
-        double value;
-      } given_params[] = {{"parameters.mass", p.mass},
-                          {"parameters.stiffness", p.stiffness},
-                          {"parameters.friction_coefficient", p.friction_coefficient},
-                          {"parameters.gravity", p.gravity},
-                          {"parameters.inertia_ratio", p.inertia_ratio}};
-      const char* key = "parameters.mass";
-      double far = -1, value = p.mass;
+      const Named given_params[] = {{"parameters.mass", p.mass},
+                                    {"parameters.stiffness", p.stiffness},
+                                    {"parameters.friction_coefficient", p.friction_coefficient},
+                                    {"parameters.gravity", p.gravity},
+                                    {"parameters.inertia_ratio", p.inertia_ratio}};
+      Named blamed = given_params[0];
+      double far = -1;
       for (const auto& g : given_params)
-        if (sc.has(g.key) && std::abs(std::log10(g.value)) > far) {
+        if (sc.has(g.name) && std::abs(std::log10(g.value)) > far) {
           far = std::abs(std::log10(g.value));
-          key = g.key;
-          value = g.value;
+          blamed = g;
         }
       std::ostringstream m;
-      m << "the disk's unit " << u.what << " = " << u.value << " with these parameters (" << key << " = " << value
-        << "): the scales of the dimensionless form must be finite, non-zero numbers; allowed: "
+      m << "the disk's unit " << u.name << " = " << u.value << " with these parameters (" << blamed.name << " = "
+        << blamed.value << "): the scales of the dimensionless form must be finite, non-zero numbers; allowed: "
         << "parameters whose products stay within the doubles' range (about 1e-300 to 1e300)";
-      sc.fail(key, m.str());
+      sc.fail(blamed.name, m.str());
     }
   }
   const double rates_scale = p.physical ? scales(p).omega0 : 1.0;
