@@ -481,8 +481,8 @@ void check_in_range(const Scenario& sc, const Params& p, const double* q0, const
     const char* name;
     double value;
   };
+  const Scales s = scales(p);  // all 1 in dimensionless units
   if (p.physical) {
-    const Scales s = scales(p);
     const Named units[] = {{"Omega0 = sqrt(k / (m (1+j)))", s.omega0},
                  {"U = mu g m (1+j) / (k j)", s.length},
                  {"U Omega0", s.speed},
@@ -510,30 +510,24 @@ void check_in_range(const Scenario& sc, const Params& p, const double* q0, const
       sc.fail(blamed.name, m.str());
     }
   }
-  const double rates_scale = p.physical ? scales(p).omega0 : 1.0;
   bool finite = std::isfinite(q0[kX]) && std::isfinite(q0[kY]) && std::isfinite(q0[kZ]);
   for (int mode = -1; mode <= 1 && finite; ++mode) {
     double f[3];
     field(p.inertia_ratio, mode, q0, f);
-    for (double v : f) finite = finite && std::isfinite(v * rates_scale);
+    for (double v : f) finite = finite && std::isfinite(v * s.omega0);
   }
   if (finite) return;
-  const char* keys[3] = {"initial.x", "initial.y", "initial.z"};
-  const double values[3] = {p.physical ? given.u : given.x, p.physical ? given.v : given.y,
-                            p.physical ? given.w : given.z};
-  if (p.physical) {
-    keys[0] = "initial.u";
-    keys[1] = "initial.v";
-    keys[2] = "initial.w";
-  }
+  const Named start[3] = {p.physical ? Named{"initial.u", given.u} : Named{"initial.x", given.x},
+                          p.physical ? Named{"initial.v", given.v} : Named{"initial.y", given.y},
+                          p.physical ? Named{"initial.w", given.w} : Named{"initial.z", given.z}};
   int worst = 0;
   for (int i = 1; i < 3; ++i)
     if (!(std::abs(q0[i]) <= std::abs(q0[worst]))) worst = i;
   std::ostringstream m;
-  m << "'" << keys[worst] << "' = " << values[worst] << " is " << q0[worst]
+  m << "'" << start[worst].name << "' = " << start[worst].value << " is " << q0[worst]
     << " in the units of the dimensionless form, where the disk's rates are not finite numbers; allowed: a start "
        "whose dimensionless values x, y, z and (1 + j) x stay within the doubles' range (about 1e-300 to 1e300)";
-  sc.fail(sc.has(keys[worst]) ? keys[worst] : "parameters.inertia_ratio", m.str());
+  sc.fail(sc.has(start[worst].name) ? start[worst].name : "parameters.inertia_ratio", m.str());
 }
 
 std::unique_ptr<HybridSystem> system_from(const Scenario& sc) {
