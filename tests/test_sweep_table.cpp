@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,21 @@ void check_table(hid_t g, const std::vector<sweep::Column>& expected) {
   }
   CHECK(h5::read_attr_string(g, "columns") == order);
 }
+
+/// A sweep's every point run on one thread, its full rows kept in point order.
+struct FullRun {
+  Scenario base;
+  sweep::Spec spec;
+  std::vector<std::size_t> all;
+  std::vector<sweep::PointResult> full;
+  FullRun(const std::string& text, const std::string& name)
+      : base(load_scenario_text(text, name)), spec(sweep::parse_spec(base, {})), all(spec.n_points),
+        full(spec.n_points) {
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    sweep::run_points(base, {}, spec, all, 1, false,
+                      [&](std::size_t k, sweep::PointResult&& r) { full[k] = std::move(r); }, nullptr);
+  }
+};
 
 bool is_variable_length(hid_t group, const std::string& name) {
   h5::Handle ds(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose, "H5Dopen2");
@@ -226,13 +242,11 @@ mode = "grid"
 "initial.theta1" = [0.01, 3.0, 0.02, 0.03, 3.0, 3.0, 0.04, 0.05, 0.06, 3.0, 0.07, 0.08]
 "initial.theta2" = { from = 0.0, to = 0.1, n = 350 }
 )";
-  const Scenario base = load_scenario_text(text, "compact.toml");
-  const sweep::Spec spec = sweep::parse_spec(base, {});
-  std::vector<std::size_t> all(spec.n_points);
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  std::vector<sweep::PointResult> full(spec.n_points);
-  sweep::run_points(base, {}, spec, all, 1, false, [&](std::size_t k, sweep::PointResult&& r) { full[k] = std::move(r); },
-                    nullptr);
+  const FullRun run(text, "compact.toml");
+  const Scenario& base = run.base;
+  const sweep::Spec& spec = run.spec;
+  const auto& all = run.all;
+  const auto& full = run.full;
   REQUIRE(spec.n_points == 4200u);
   REQUIRE(full[350].status.rfind("input_error", 0) == 0);
   REQUIRE(full[0].status == "ok");
@@ -264,6 +278,50 @@ mode = "grid"
       CHECK(got[c].ints == expected[c].ints);
       CHECK(got[c].strings == expected[c].strings);
     }
+  }
+}
+
+TEST_CASE("sweep table: the tallies of compact rows count each class as the full rows' column holds it") {
+  // The disk's orbit class (A or B) is tallied, as `rollsim sweep` prints it: counted row by row, the same class
+  // mostly repeating between neighbours. The counts must be those of the column that the full rows tabulate to.
+  const std::string text = R"(model = "rolling_disk"
+units = "dimensionless"
+[parameters]
+inertia_ratio = 0.4
+[initial]
+x = 0.0
+y = 0.0
+z = 1.0
+[simulation]
+t_end = 50.0
+[solver]
+method = "exact"
+[sweep]
+mode = "grid"
+"initial.x" = { from = -4.0, to = 4.0, n = 23 }
+"initial.z" = { from = -4.0, to = 4.0, n = 19 }
+)";
+  const FullRun run(text, "classes.toml");
+  const Scenario& base = run.base;
+  const sweep::Spec& spec = run.spec;
+  const auto& all = run.all;
+  std::map<std::string, std::size_t> expected;
+  for (const auto& c : sweep::build_table(spec, run.full))
+    if (c.name == "classification")
+      for (auto v : c.strings) ++expected[std::string(v)];
+  REQUIRE(expected.size() == 2u);  // both classes are met, each more than once
+  REQUIRE(expected["A"] > 1u);
+  REQUIRE(expected["B"] > 1u);
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    sweep::TableBuilder table(spec);
+    sweep::run_points(base, {}, spec, all, threads, false,
+                      [&](std::size_t k, sweep::PointResult&& r) { table.add(k, std::move(r)); }, nullptr, 0,
+                      /*compact=*/true);
+    const auto tallies = table.tallies();
+    REQUIRE(tallies.size() == 1u);
+    CHECK(tallies[0].key == "classification");
+    CHECK(tallies[0].counts == expected);
   }
 }
 

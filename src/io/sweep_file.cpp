@@ -111,10 +111,15 @@ std::size_t balanced_chunk(std::size_t n) {
 /// its own (a record at a time through stdio would cost more than the rest of a row).
 struct SweepTableWriter::Spool {
   static constexpr std::size_t kBuffer = 1u << 18;
+  /// The length field of a record that repeats the one before it (its text is not stored again): most of a column's
+  /// rows repeat their neighbour's (a status, a termination, an audit, a class, the symbols of a map's region).
+  static constexpr std::uint32_t kRepeat = UINT32_MAX;
   std::FILE* f = nullptr;
   std::size_t rows = 0, longest = 0, bytes = 0;
   std::string buf;       // writing: records not yet in the file; reading: bytes read and not yet taken
   std::size_t pos = 0;   // reading: the next record's offset in buf
+  std::string last;      // writing: the last text put; reading: the last text got
+  bool any = false;      // writing: a text was put
   Spool() {
     f = std::tmpfile();
     if (!f) throw IoError(std::string("sweep table: cannot create a temporary file: ") + std::strerror(errno));
@@ -129,7 +134,17 @@ struct SweepTableWriter::Spool {
     buf.clear();
   }
   void put(std::string_view s) {
-    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX));
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX - 1));
+    ++rows;
+    bytes += n;
+    if (any && s.substr(0, n) == last) {
+      if (buf.size() + sizeof kRepeat > kBuffer) spill();
+      buf.append(reinterpret_cast<const char*>(&kRepeat), sizeof kRepeat);
+      return;
+    }
+    any = true;
+    last.assign(s.data(), n);
+    longest = std::max<std::size_t>(longest, n);
     if (buf.size() + sizeof n + n > kBuffer) spill();  // the buffer never grows past its first size
     if (sizeof n + n > kBuffer) {
       if (std::fwrite(&n, sizeof n, 1, f) != 1 || std::fwrite(s.data(), 1, n, f) != n)
@@ -138,9 +153,6 @@ struct SweepTableWriter::Spool {
       buf.append(reinterpret_cast<const char*>(&n), sizeof n);
       buf.append(s.data(), n);
     }
-    ++rows;
-    longest = std::max<std::size_t>(longest, n);
-    bytes += n;
   }
   void pad_to(std::size_t first) {
     while (rows < first) put({});
@@ -150,6 +162,7 @@ struct SweepTableWriter::Spool {
     spill();
     std::rewind(f);
     pos = 0;
+    last.clear();
   }
   /// Make at least `n` bytes from pos available in buf (fewer only at the end of the file).
   void want(std::size_t n) {
@@ -168,11 +181,12 @@ struct SweepTableWriter::Spool {
     if (buf.size() - pos < sizeof n) throw IoError("sweep table: a temporary file ended early");
     std::memcpy(&n, buf.data() + pos, sizeof n);
     pos += sizeof n;
+    if (n == kRepeat) return last;
     want(n);
     if (buf.size() - pos < n) throw IoError("sweep table: a temporary file ended early");
-    const std::string_view s(buf.data() + pos, n);
+    last.assign(buf.data() + pos, n);
     pos += n;
-    return s;
+    return last;
   }
 };
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -859,6 +860,7 @@ void TableBuilder::add(std::size_t i, PointResult&& r) {
       l.states_match = !r.state_names.empty() && r.state_names == state_names_;
       l.at.clear();
       l.text.clear();
+      l.items_known = SIZE_MAX;  // whether it covers the items is decided at its next row
       for (auto& it : r.summary) {
         l.text.push_back(!it.text.empty());
         l.at.push_back(column(it, l.text.back(), guess));
@@ -873,11 +875,36 @@ void TableBuilder::add(std::size_t i, PointResult&& r) {
         else if (item.text) item.strings.emplace_back();
         else item.numbers.push_back(r.numbers[j]);
       }
+      for (std::size_t s = 0; s < finals_.size(); ++s)
+        finals_[s].push_back(l.states_match && s < r.x_final.size() ? r.x_final[s] : NAN);
+      if (l.items_known != items_.size()) {
+        // Decided again when another layout added items: does this one name every item once?
+        l.items_known = items_.size();
+        std::vector<char> named(items_.size(), 0);
+        l.covers = l.at.size() == items_.size();
+        for (std::size_t a : l.at) {
+          l.covers = l.covers && !named[a];
+          named[a] = 1;
+        }
+      }
+      if (l.covers) {  // every column has this row's cell, once: only the tallies are left
+        ++rows_;
+        for (auto& item : items_)
+          if (item.tallied && item.text) item.tally(item.strings.back());
+        return;
+      }
+      ++rows_;
+      close_row(i);
+      return;
     }
     for (std::size_t s = 0; s < finals_.size(); ++s)
       finals_[s].push_back(l.states_match && s < r.x_final.size() ? r.x_final[s] : NAN);
   }
   ++rows_;
+  close_row(i);
+}
+
+void TableBuilder::close_row(std::size_t i) {
   for (const auto& item : items_)  // two items of one name at this point went to one column: refused, not misaligned
     if ((item.text ? item.strings.size() : item.numbers.size()) > rows_ - first_)
       throw IoError("sweep: point " + std::to_string(i) + " reports the summary item '" + item.key +
@@ -885,14 +912,26 @@ void TableBuilder::add(std::size_t i, PointResult&& r) {
   for (auto& item : items_) {  // items this point did not report
     if (item.text && item.strings.size() < rows_ - first_) item.strings.push_back("");
     if (!item.text && item.numbers.size() < rows_ - first_) item.numbers.push_back(NAN);
-    if (item.tallied && item.text && !item.strings.back().empty()) ++item.counts[std::string(item.strings.back())];
+    if (item.tallied && item.text) item.tally(item.strings.back());
   }
+}
+
+void TableBuilder::Item::tally(std::string_view value) {
+  if (value.empty()) return;
+  if (last && last->first == value) {
+    ++last->second;
+    return;
+  }
+  auto it = counts.find(value);
+  if (it == counts.end()) it = counts.emplace(std::string(value), 0).first;
+  ++it->second;
+  last = &*it;
 }
 
 std::vector<TableBuilder::Tally> TableBuilder::tallies() const {
   std::vector<Tally> out;
   for (const auto& item : items_)
-    if (item.tallied && !item.counts.empty()) out.push_back({item.key, item.counts});
+    if (item.tallied && !item.counts.empty()) out.push_back({item.key, {item.counts.begin(), item.counts.end()}});
   return out;
 }
 
@@ -905,12 +944,16 @@ std::vector<Column> TableBuilder::take_block() {
   };
   // A fixed column hands over its values and keeps its name, type, unit and description.
   auto take = [](Column& c) {
-    Column out = std::move(c);
-    c = Column{};
-    c.type = out.type;
-    c.name = out.name;
-    c.unit = out.unit;
-    c.description = out.description;
+    Column out;
+    out.type = c.type;
+    out.name = c.name;
+    out.unit = c.unit;
+    out.description = c.description;
+    out.numbers = take_numbers(c.numbers);
+    out.ints = std::move(c.ints);
+    c.ints.clear();
+    c.ints.reserve(out.ints.size());
+    out.strings = take_texts(c.strings);
     return out;
   };
   for (std::size_t k = 0; k < spec_.axes.size(); ++k) {
@@ -920,6 +963,7 @@ std::vector<Column> TableBuilder::take_block() {
     c.unit = a.unit;
     c.description = "swept: " + a.description;
     c.type = a.numeric ? Column::Float64 : Column::String;
+    if (a.numeric) c.numbers.reserve(rows_ - first_);
     for (std::size_t i = first_; i < rows_; ++i) {
       const std::size_t j = spec_.index(i, k);
       if (a.numeric) c.numbers.push_back(a.numbers[j]);
@@ -937,8 +981,7 @@ std::vector<Column> TableBuilder::take_block() {
     c.name = "final_" + state_names_[s];
     c.unit = state_units_[s];
     c.description = "final " + state_names_[s];
-    c.numbers = std::move(finals_[s]);
-    finals_[s].clear();
+    c.numbers = take_numbers(finals_[s]);
     add(std::move(c));
   }
   for (auto& item : items_) {
@@ -947,14 +990,26 @@ std::vector<Column> TableBuilder::take_block() {
     c.unit = item.unit;
     c.description = item.label;
     c.type = item.text ? Column::String : Column::Float64;
-    c.numbers = std::move(item.numbers);
-    c.strings = std::move(item.strings);
-    item.numbers.clear();
-    item.strings.clear();
+    c.numbers = take_numbers(item.numbers);
+    c.strings = take_texts(item.strings);
     add(std::move(c));
   }
   first_ = rows_;
   return cols;
+}
+
+std::vector<double> TableBuilder::take_numbers(std::vector<double>& v) {
+  std::vector<double> out = std::move(v);
+  v.clear();
+  v.reserve(out.size());
+  return out;
+}
+
+Texts TableBuilder::take_texts(Texts& t) {
+  Texts out = std::move(t);
+  t.clear();
+  t.reserve(out.size(), out.bytes());
+  return out;
 }
 
 std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows) {

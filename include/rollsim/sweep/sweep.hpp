@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -182,6 +183,13 @@ class Texts {
     bytes_.clear();
     ends_.clear();
   }
+  /// Room for `texts` texts of `bytes` bytes in all, allocated once.
+  void reserve(std::size_t texts, std::size_t bytes) {
+    ends_.reserve(texts);
+    bytes_.reserve(bytes);
+  }
+  /// The bytes of all the texts.
+  std::size_t bytes() const { return bytes_.size(); }
   std::size_t size() const { return ends_.size(); }
   bool empty() const { return ends_.empty(); }
   std::string_view operator[](std::size_t i) const {
@@ -279,7 +287,13 @@ class TableBuilder {
     bool tallied = false;
     std::vector<double> numbers;
     Texts strings;
-    std::map<std::string, std::size_t> counts;  ///< a tallied item's values over every row
+    /// A tallied item's values over every row, looked up by a row's text without a copy of it.
+    std::map<std::string, std::size_t, std::less<>> counts;
+    /// The count of the last value tallied (a map's entries stay where they are): neighbouring points mostly share
+    /// their class.
+    std::pair<const std::string, std::size_t>* last = nullptr;
+    /// Counts a row's value.
+    void tally(std::string_view value);
   };
   /// A worker's current layout of compact rows: the column of each summary item, which items are texts, and
   /// whether its state names are the table's.
@@ -288,7 +302,16 @@ class TableBuilder {
     std::vector<std::size_t> at;
     std::vector<char> text;
     bool states_match = false;
+    /// The table's item count when `covers` was last decided; `covers`: `at` names each of those items once, so
+    /// that a row of this layout fills every column exactly (no column to pad, no cell written twice).
+    std::size_t items_known = 0;
+    bool covers = false;
   };
+  /// Pads the items a row did not report, refuses an item reported twice, and tallies the row's texts.
+  void close_row(std::size_t i);
+  /// Moves a column's values out, leaving it empty with room for as many rows (the next block's are as many).
+  static std::vector<double> take_numbers(std::vector<double>& v);
+  static Texts take_texts(Texts& t);
   /// The column of summary item `it` (created, NaN or "" in the block's earlier rows, where it is new; made a text
   /// column where `text` and it was a number column). `guess`: the column tried first, then the one after it.
   std::size_t column(const SummaryItem& it, bool text, std::size_t& guess);
