@@ -176,6 +176,51 @@ TEST_CASE("sweep table: written in blocks of any size, the file holds the table 
   }
 }
 
+TEST_CASE("sweep table: runs of one text over whole chunks are stored as their own text, however the runs meet the chunks") {
+  // A text column is spooled with its repeats marked, and a chunk whose rows all repeat the chunk before it is that
+  // chunk's bytes. Runs of "a", "b", "bb" and "" that begin and end inside chunks and on their bounds, a run that
+  // changes its text exactly at a chunk's start, and a last, partial chunk: each chunk must read back as its rows.
+  const std::string scenario = R"(model = "tipping_table"
+[initial]
+theta1 = 0.01
+[sweep]
+"initial.theta1" = { from = 0.01, to = 0.02, n = 23 }
+)";
+  const Scenario sc = load_scenario_text(scenario, "runs.toml");
+  const sweep::Spec spec = sweep::parse_spec(sc, {});
+  REQUIRE(spec.n_points == 23u);
+  std::vector<std::string> texts;
+  for (int k = 0; k < 6; ++k) texts.push_back("a");
+  for (int k = 0; k < 6; ++k) texts.push_back("b");
+  for (int k = 0; k < 3; ++k) texts.push_back("bb");
+  for (int k = 0; k < 5; ++k) texts.push_back("");
+  for (int k = 0; k < 3; ++k) texts.push_back("a");
+  REQUIRE(texts.size() == 23u);
+  TempDir dir;
+  for (std::size_t chunk : {1u, 2u, 3u, 4u, 6u}) {
+    CAPTURE(chunk);
+    const std::string path = (dir.path / ("runs" + std::to_string(chunk) + ".h5")).string();
+    {
+      h5::Handle f = h5::create_file(path);
+      SweepTableWriter writer(f.get(), "sweep", spec, chunk);
+      sweep::TableBuilder table(spec);
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        sweep::PointResult r;
+        r.status = "ok";
+        r.summary.push_back(text("run", texts[i]));
+        table.add(i, std::move(r));
+      }
+      writer.write(table.finish(), 0);
+      writer.finish();
+    }
+    h5::Handle f = h5::open_file_readonly(path);
+    h5::Handle g = h5::open_group(f.get(), "sweep");
+    CHECK_FALSE(is_variable_length(g.get(), "run"));
+    CHECK(h5::read_strings(g.get(), "run") == texts);
+    CHECK(h5::read_strings(g.get(), "status") == std::vector<std::string>(23, "ok"));
+  }
+}
+
 TEST_CASE("sweep table: rollsim sweep writes, in blocks of 4096 rows, the table of the points run in memory, in under 100 bytes a point") {
   // 65 x 65 points of the disk's exact map: two blocks. The strings (status, termination, symbols, classification,
   // audit) are fixed-length and deflated; variable-length strings took 436 bytes a point. Size: to tau = 50 in a

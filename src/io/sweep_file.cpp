@@ -120,6 +120,7 @@ struct SweepTableWriter::Spool {
   std::size_t pos = 0;   // reading: the next record's offset in buf
   std::string last;      // writing: the last text put; reading: the last text got
   bool any = false;      // writing: a text was put
+  bool repeated = false; // reading: the last text got repeats the one before it
   Spool() {
     f = std::tmpfile();
     if (!f) throw IoError(std::string("sweep table: cannot create a temporary file: ") + std::strerror(errno));
@@ -181,7 +182,8 @@ struct SweepTableWriter::Spool {
     if (buf.size() - pos < sizeof n) throw IoError("sweep table: a temporary file ended early");
     std::memcpy(&n, buf.data() + pos, sizeof n);
     pos += sizeof n;
-    if (n == kRepeat) return last;
+    repeated = n == kRepeat;
+    if (repeated) return last;
     want(n);
     if (buf.size() - pos < n) throw IoError("sweep table: a temporary file ended early");
     last.assign(buf.data() + pos, n);
@@ -320,15 +322,42 @@ void SweepTableWriter::finish() {
     std::vector<unsigned char> last_packed;
     std::vector<std::string> strs;
     std::vector<const char*> ptrs;
+    std::string first;
+    bool last_uniform = false;  // the previous chunk was whole, every row its first row's text
     for (std::size_t at = 0; at < sp.rows; at += block) {
       const std::size_t n = std::min(block, sp.rows - at);
       if (fixed) {
-        // A whole chunk (a chunk is stored whole, the last one too), its padding NUL as the dataset's fill.
-        chars.assign(block * width, '\0');
-        for (std::size_t k = 0; k < n; ++k) {
+        // A whole chunk (a chunk is stored whole, the last one too), its padding NUL as the dataset's fill. While
+        // every row repeats the first (a spooled repeat), nothing is laid out: such a chunk after another one whole
+        // of the same text is that chunk.
+        chars.resize(block * width);
+        auto put_row = [&](std::size_t k, std::string_view s) {
+          char* row = chars.data() + k * width;
+          std::memcpy(row, s.data(), s.size());
+          std::memset(row + s.size(), 0, width - s.size());
+        };
+        first = sp.get();
+        const bool first_repeats = sp.repeated;
+        std::size_t uniform_rows = 1;  // rows [0, uniform_rows) hold `first`, not yet laid out
+        for (std::size_t k = 1; k < n; ++k) {
           const std::string_view s = sp.get();
-          std::memcpy(chars.data() + k * width, s.data(), s.size());
+          if (uniform_rows == k && sp.repeated) {
+            ++uniform_rows;
+            continue;
+          }
+          if (uniform_rows == k)
+            for (std::size_t u = 0; u < k; ++u) put_row(u, first);
+          put_row(k, s);
         }
+        const bool uniform = uniform_rows == n;
+        if (uniform && first_repeats && last_uniform && n == block) {
+          h5::write_chunk(ds.get(), at, n, last_packed, name);  // the bytes of the chunk before it
+          continue;
+        }
+        if (uniform)
+          for (std::size_t u = 0; u < n; ++u) put_row(u, first);
+        std::memset(chars.data() + n * width, 0, (block - n) * width);
+        last_uniform = uniform && n == block;
         // A chunk whose bytes are the column's previous chunk's (a status, termination or audit text that every
         // point shares) is stored as the same deflated bytes: deflating is a function of the bytes alone.
         if (chars != last_chars) {
