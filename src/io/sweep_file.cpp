@@ -332,9 +332,11 @@ void SweepTableWriter::finish() {
         // of the same text is that chunk.
         chars.resize(block * width);
         auto put_row = [&](std::size_t k, std::string_view s) {
-          char* row = chars.data() + k * width;
-          std::memcpy(row, s.data(), s.size());
-          std::memset(row + s.size(), 0, width - s.size());
+          std::memcpy(chars.data() + k * width, s.data(), s.size());
+        };
+        auto lay_out_first = [&](std::size_t rows) {  // the chunk zeroed, then `first` in rows [0, rows)
+          std::fill(chars.begin(), chars.end(), '\0');
+          for (std::size_t u = 0; u < rows; ++u) put_row(u, first);
         };
         first = sp.get();
         const bool first_repeats = sp.repeated;
@@ -345,8 +347,7 @@ void SweepTableWriter::finish() {
             ++uniform_rows;
             continue;
           }
-          if (uniform_rows == k)
-            for (std::size_t u = 0; u < k; ++u) put_row(u, first);
+          if (uniform_rows == k) lay_out_first(k);
           put_row(k, s);
         }
         const bool uniform = uniform_rows == n;
@@ -354,9 +355,7 @@ void SweepTableWriter::finish() {
           h5::write_chunk(ds.get(), at, n, last_packed, name);  // the bytes of the chunk before it
           continue;
         }
-        if (uniform)
-          for (std::size_t u = 0; u < n; ++u) put_row(u, first);
-        std::memset(chars.data() + n * width, 0, (block - n) * width);
+        if (uniform) lay_out_first(n);
         last_uniform = uniform && n == block;
         // A chunk whose bytes are the column's previous chunk's (a status, termination or audit text that every
         // point shares) is stored as the same deflated bytes: deflating is a function of the bytes alone.
