@@ -119,7 +119,6 @@ struct SweepTableWriter::Spool {
   std::string buf;       // writing: records not yet in the file; reading: bytes read and not yet taken
   std::size_t pos = 0;   // reading: the next record's offset in buf
   std::string last;      // writing: the last text put; reading: the last text got
-  bool any = false;      // writing: a text was put
   bool repeated = false; // reading: the last text got repeats the one before it
   Spool() {
     f = std::tmpfile();
@@ -136,14 +135,14 @@ struct SweepTableWriter::Spool {
   }
   void put(std::string_view s) {
     const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(s.size(), UINT32_MAX - 1));
+    const bool repeat = rows > 0 && s.substr(0, n) == last;
     ++rows;
     bytes += n;
-    if (any && s.substr(0, n) == last) {
+    if (repeat) {
       if (buf.size() + sizeof kRepeat > kBuffer) spill();
       buf.append(reinterpret_cast<const char*>(&kRepeat), sizeof kRepeat);
       return;
     }
-    any = true;
     last.assign(s.data(), n);
     longest = std::max<std::size_t>(longest, n);
     if (buf.size() + sizeof n + n > kBuffer) spill();  // the buffer never grows past its first size

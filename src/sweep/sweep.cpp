@@ -935,6 +935,26 @@ std::vector<TableBuilder::Tally> TableBuilder::tallies() const {
   return out;
 }
 
+namespace {
+
+/// Moves a column's values out, leaving it empty with room for as many rows (the next block's are as many).
+template <class T>
+std::vector<T> take_values(std::vector<T>& v) {
+  std::vector<T> out = std::move(v);
+  v.clear();
+  v.reserve(out.size());
+  return out;
+}
+
+Texts take_values(Texts& t) {
+  Texts out = std::move(t);
+  t.clear();
+  t.reserve(out.size(), out.bytes());
+  return out;
+}
+
+}  // namespace
+
 std::vector<Column> TableBuilder::take_block() {
   std::vector<Column> cols;
   std::set<std::string> used;
@@ -949,11 +969,9 @@ std::vector<Column> TableBuilder::take_block() {
     out.name = c.name;
     out.unit = c.unit;
     out.description = c.description;
-    out.numbers = take_numbers(c.numbers);
-    out.ints = std::move(c.ints);
-    c.ints.clear();
-    c.ints.reserve(out.ints.size());
-    out.strings = take_texts(c.strings);
+    out.numbers = take_values(c.numbers);
+    out.ints = take_values(c.ints);
+    out.strings = take_values(c.strings);
     return out;
   };
   for (std::size_t k = 0; k < spec_.axes.size(); ++k) {
@@ -981,7 +999,7 @@ std::vector<Column> TableBuilder::take_block() {
     c.name = "final_" + state_names_[s];
     c.unit = state_units_[s];
     c.description = "final " + state_names_[s];
-    c.numbers = take_numbers(finals_[s]);
+    c.numbers = take_values(finals_[s]);
     add(std::move(c));
   }
   for (auto& item : items_) {
@@ -990,26 +1008,12 @@ std::vector<Column> TableBuilder::take_block() {
     c.unit = item.unit;
     c.description = item.label;
     c.type = item.text ? Column::String : Column::Float64;
-    c.numbers = take_numbers(item.numbers);
-    c.strings = take_texts(item.strings);
+    c.numbers = take_values(item.numbers);
+    c.strings = take_values(item.strings);
     add(std::move(c));
   }
   first_ = rows_;
   return cols;
-}
-
-std::vector<double> TableBuilder::take_numbers(std::vector<double>& v) {
-  std::vector<double> out = std::move(v);
-  v.clear();
-  v.reserve(out.size());
-  return out;
-}
-
-Texts TableBuilder::take_texts(Texts& t) {
-  Texts out = std::move(t);
-  t.clear();
-  t.reserve(out.size(), out.bytes());
-  return out;
 }
 
 std::vector<Column> build_table(const Spec& spec, const std::vector<PointResult>& rows) {

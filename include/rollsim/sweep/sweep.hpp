@@ -309,9 +309,6 @@ class TableBuilder {
   };
   /// Pads the items a row did not report, refuses an item reported twice, and tallies the row's texts.
   void close_row(std::size_t i);
-  /// Moves a column's values out, leaving it empty with room for as many rows (the next block's are as many).
-  static std::vector<double> take_numbers(std::vector<double>& v);
-  static Texts take_texts(Texts& t);
   /// The column of summary item `it` (created, NaN or "" in the block's earlier rows, where it is new; made a text
   /// column where `text` and it was a number column). `guess`: the column tried first, then the one after it.
   std::size_t column(const SummaryItem& it, bool text, std::size_t& guess);
