@@ -239,4 +239,47 @@ TEST_CASE("nonholonomic re-choice: rows that lose rank during the run stop it wi
   CHECK(r.result.t_final > 0.99);
 }
 
+/// The sleigh with its no-slip row replaced by `row` (the scenario's own text otherwise).
+std::string sleigh_with_row(const std::string& row) {
+  std::string text = rechoice_sleigh_text();
+  const std::string old = "velocity = \"-der(x)*sin(theta) + der(y)*cos(theta)\"";
+  const auto at = text.find(old);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, old.size(), "velocity = \"" + row + "\"");
+}
+
+TEST_CASE("nonholonomic re-choice: a row that is zero at the start and stays zero leaves every speed free (rank 0)") {
+  // x' sin(theta) = 0 with theta = 0 and theta' = 0: the row vanishes at the start, no speed is dependent, and with
+  // no force the heading stays 0, so the row stays zero and the sleigh slides on: x = 0.5 t, y = 0, theta = 0.
+  const test::Run r = test::run_text(sleigh_with_row("der(x)*sin(theta)"),
+                                     {"initial_rates.x=0.5", "initial_rates.theta=0", "simulation.t_end=2"});
+  REQUIRE(r.result.completed());
+  CHECK(r.result.termination == "t_end");
+  REQUIRE(r.item("dependent_speeds_start"));
+  CHECK(r.item("dependent_speeds_start")->text == "none");
+  CHECK(r.item("dependent_speeds")->text == "none");
+  const test::RunSignals sig(r);
+  const auto x = sig("x"), y = sig("y"), th = sig("theta");
+  double worst = 0;
+  for (std::size_t k = 0; k < r.rec.t.size(); ++k)
+    worst = std::max({worst, std::abs(x[k] - 0.5 * r.rec.t[k]), std::abs(y[k]), std::abs(th[k])});
+  CAPTURE(worst);
+  CHECK(r.rec.t.back() == doctest::Approx(2.0).epsilon(1e-15));
+  CHECK(worst <= 1e-12);
+}
+
+TEST_CASE("nonholonomic re-choice: a row zero at the start that the motion makes nonzero stops with a solver error") {
+  // -x' sin(theta) cos(theta) = 0 at theta = 0 holds for any x', but the sleigh turns (theta' = 2) while x' = -0.5:
+  // the row's rate there, -x' theta' cos(2 theta) = 1, cannot be cancelled (its coefficient of the accelerations is 0),
+  // so no motion satisfies the row after t = 0. The run stops at once saying so (a fuzzing finding: the choice of no
+  // dependent speed at all was decomposed as an empty matrix, which crashed).
+  const test::Run r = test::run_text(sleigh_with_row("-der(x)*sin(theta)*cos(theta)"),
+                                     {"initial_rates.x=-0.5", "initial_rates.theta=2"});
+  CHECK(r.result.status == "solver_failure");
+  CAPTURE(r.result.message);
+  CHECK(r.result.message.find("no longer agree") != std::string::npos);
+  CHECK(r.result.message.find("the number of independent speeds would change here") != std::string::npos);
+  CHECK(r.result.t_final < 1e-3);
+}
+
 }  // namespace rollsim

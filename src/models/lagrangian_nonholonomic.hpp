@@ -94,7 +94,12 @@ struct Work {
   double* in = nullptr;
   double det = 0;   ///< det(A_D) / |A|_F^m: changes sign where A_D is singular (square A_D only)
   double cond = 0;  ///< conditioning() of the evaluated choice
-  MatrixXd solve_D(const MatrixXd& r) const { return redundant ? MatrixXd(codD.solve(r)) : MatrixXd(luD.solve(r)); }
+  /// A_D^-1 r (least squares for redundant rows); with no dependent rate (every row zero at the start: rank 0), the
+  /// empty block: A_D has no columns and no decomposition is made of it.
+  MatrixXd solve_D(const MatrixXd& r) const {
+    if (AD.cols() == 0) return MatrixXd(0, r.cols());
+    return redundant ? MatrixXd(codD.solve(r)) : MatrixXd(luD.solve(r));
+  }
   MatrixXd solve_K(const MatrixXd& r) const { return redundant ? MatrixXd(codK.solve(r)) : MatrixXd(luK.solve(r)); }
 };
 

@@ -70,7 +70,7 @@ Choice choice_of(const Nh& s, int mode) {
 std::string rate_list(const Nh& s, const std::vector<std::size_t>& dep) {
   std::string t;
   for (std::size_t k = 0; k < dep.size(); ++k) t += std::string(k ? ", " : "") + "der_" + s.c->coordinates[dep[k]];
-  return t;
+  return dep.empty() ? "none" : t;  // every row zero (rank 0): no rate follows from them
 }
 
 double conditioning(const MatrixXd& A, const std::vector<std::size_t>& dep) {
@@ -185,7 +185,7 @@ void evaluate(const Nh& s, const Choice& ch, double t, const double* x, Work& w)
     throw SolverError(singular_message(s, ch, t, w.cond, best));
   }
   if (w.redundant) {
-    w.codD.compute(w.AD);
+    if (nd > 0) w.codD.compute(w.AD);  // (Eigen's pivoted QR of a matrix without columns is not defined)
     w.det = 1.0;
   } else {
     w.luD.compute(w.AD);
