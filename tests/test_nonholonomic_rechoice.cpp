@@ -282,4 +282,24 @@ TEST_CASE("nonholonomic re-choice: a row zero at the start that the motion makes
   CHECK(r.result.t_final < 1e-3);
 }
 
+TEST_CASE("nonholonomic re-choice: rates whose products overflow are an input error at the largest given rate") {
+  // x' = 1e308 with theta' = 2: the sleigh's accelerations hold x' theta', which is -inf in doubles (a fuzzing
+  // finding: the start was accepted and the run met NaN in its first step). x' = 1e100 is a start like any other.
+  std::string text = rechoice_sleigh_text();
+  const std::string rate = "x = 0.5       # v0";
+  const auto at = text.find(rate);
+  REQUIRE(at != std::string::npos);
+  try {
+    build_system(load_scenario_text(std::string(text).replace(at, 7, "x = 1e308"), "u.toml", {}));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("u.toml:") == 0);
+    CHECK(what.find("not finite at the initial state") != std::string::npos);
+    CHECK(what.find("(initial_rates.x = 1e+308)") != std::string::npos);
+  }
+  CHECK_NOTHROW(build_system(load_scenario_text(text.replace(at, 7, "x = 1e100"), "u.toml", {})));
+}
+
 }  // namespace rollsim

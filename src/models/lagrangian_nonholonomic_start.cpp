@@ -124,6 +124,33 @@ std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled
   // The re-choice threshold: a tenth of the start's conditioning (1 for a single row's own column).
   s.tau = kRechoose * conditioning(w.A, s.dep);
   evaluate(s, 0.0, x.data(), w);
+  if (!w.qd.allFinite() || !w.a.allFinite() || !w.lambda.allFinite()) {
+    // Rates or parameters whose products leave the doubles' range (a given rate of 1e308 times another): refused at
+    // the given rate largest in magnitude, else at the first row.
+    std::string key = row_key(sc, s.rows.front()), value;
+    double largest = -1;
+    for (std::size_t i = 0; i < n; ++i)
+      if (rate_given[i] && std::abs(x0[n + i]) > largest) {
+        largest = std::abs(x0[n + i]);
+        key = "initial_rates." + c->coordinates[i];
+        std::ostringstream v;
+        v.precision(10);
+        v << " (" << key << " = " << x0[n + i] << ")";
+        value = v.str();
+      }
+    std::ostringstream os;
+    os.precision(10);
+    std::string what = "a constraint multiplier is " + std::to_string(w.lambda.sum());
+    for (const auto& [v, name] : {std::pair{&w.qd, "rate"}, std::pair{&w.a, "acceleration"}})
+      for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite((*v)(static_cast<Index>(i))))
+          what = std::string("the ") + name + " of " + c->coordinates[i] + " is " + std::to_string((*v)(static_cast<Index>(i)));
+    os << "the equations of motion are not finite at the initial state (" << what << ")" << value
+       << ": the rates, the parameters and the constraint "
+       << "rows' terms must stay within the doubles' range (about 1e-300 to 1e300 in magnitude, their products too); "
+       << "give smaller [initial_rates] or change the parameters";
+    sc.fail(key, os.str());
+  }
   VectorXd given(static_cast<Index>(n));
   for (std::size_t i = 0; i < n; ++i) given(static_cast<Index>(i)) = rate_given[i] ? x0[n + i] : w.qd(static_cast<Index>(i));
   const VectorXd r = w.A * given + w.b;
