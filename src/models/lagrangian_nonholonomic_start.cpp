@@ -127,17 +127,10 @@ std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled
   if (!w.qd.allFinite() || !w.a.allFinite() || !w.lambda.allFinite()) {
     // Rates or parameters whose products leave the doubles' range (a given rate of 1e308 times another): refused at
     // the given rate largest in magnitude, else at the first row.
-    std::string key = row_key(sc, s.rows.front()), value;
-    double largest = -1;
+    std::size_t big = n;  // the given rate largest in magnitude; n: none given
     for (std::size_t i = 0; i < n; ++i)
-      if (rate_given[i] && std::abs(x0[n + i]) > largest) {
-        largest = std::abs(x0[n + i]);
-        key = "initial_rates." + c->coordinates[i];
-        std::ostringstream v;
-        v.precision(10);
-        v << " (" << key << " = " << x0[n + i] << ")";
-        value = v.str();
-      }
+      if (rate_given[i] && (big == n || std::abs(x0[n + i]) > std::abs(x0[n + big]))) big = i;
+    const std::string key = big < n ? "initial_rates." + c->coordinates[big] : row_key(sc, s.rows.front());
     std::ostringstream os;
     os.precision(10);
     std::string what = "a constraint multiplier is " + std::to_string(w.lambda.sum());
@@ -145,8 +138,9 @@ std::unique_ptr<HybridSystem> nonholonomic_system(std::shared_ptr<const Compiled
       for (std::size_t i = 0; i < n; ++i)
         if (!std::isfinite((*v)(static_cast<Index>(i))))
           what = std::string("the ") + name + " of " + c->coordinates[i] + " is " + std::to_string((*v)(static_cast<Index>(i)));
-    os << "the equations of motion are not finite at the initial state (" << what << ")" << value
-       << ": the rates, the parameters and the constraint "
+    os << "the equations of motion are not finite at the initial state (" << what << ")";
+    if (big < n) os << " (" << key << " = " << x0[n + big] << ")";
+    os << ": the rates, the parameters and the constraint "
        << "rows' terms must stay within the doubles' range (about 1e-300 to 1e300 in magnitude, their products too); "
        << "give smaller [initial_rates] or change the parameters";
     sc.fail(key, os.str());
