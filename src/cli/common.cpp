@@ -89,10 +89,16 @@ Provenance provenance(const Scenario& sc) {
 }
 
 void print_summary(const RunResult& res, const std::string& out_path) {
+  // A failure is reported at the last state the run reached and kept; the message names where the failing
+  // step or evaluation was, which can be later (inside the step that failed).
+  const char* where = res.status == "solver_failure" || res.status == "audit_failure"
+                          ? " (the last state reached; the message says where it failed)"
+                          : "";
   if (res.time_unit == "s")
-    std::printf("termination      %s at t = %.10g s\n", res.termination.c_str(), res.t_final);
+    std::printf("termination      %s at t = %.10g s%s\n", res.termination.c_str(), res.t_final, where);
   else
-    std::printf("termination      %s at tau = %.10g (dimensionless time)\n", res.termination.c_str(), res.t_final);
+    std::printf("termination      %s at tau = %.10g (dimensionless time)%s\n", res.termination.c_str(), res.t_final,
+                where);
   if (!res.message.empty()) std::printf("message          %s\n", res.message.c_str());
   for (const auto& it : res.summary) {
     const std::string label = it.label.empty() ? it.key : it.label;

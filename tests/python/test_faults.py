@@ -2,6 +2,7 @@
 limit), and a solver that gives up. Each must leave no file that claims to be complete, keep an earlier
 result file intact unless a new one is closed, and say what happened with the documented exit code."""
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -168,6 +169,15 @@ class Faults(unittest.TestCase):
             self.assertGreater(len(t), 1)
             self.assertAlmostEqual(t[-1], float(f["summary"].attrs["t_final"]), delta=1e-12)
             self.assertIn("MAX_STEPS", s(f["summary"].attrs["message"]))
+            t_final = float(f["summary"].attrs["t_final"])
+        # The summary on the terminal names the failure at the last state reached, the one the file keeps.
+        p = subprocess.run([BINARY, "run", SCENARIO, "-o", self.out, "--set", "solver.max_steps=20"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        m = re.search(r"^termination +solver_failure at t = (\S+) s \(the last state reached; the message says "
+                      r"where it failed\)$", p.stdout, re.M)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertAlmostEqual(float(m.group(1)), t_final, delta=1e-9 * max(1.0, abs(t_final)))
 
 
 if __name__ == "__main__":
