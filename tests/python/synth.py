@@ -375,3 +375,14 @@ def write_all(directory):
         "growth": write_growth(os.path.join(directory, "growth.h5")),
         "incomplete": write_incomplete(os.path.join(directory, "incomplete.h5")),
     }
+
+
+def load_tool(name, path):
+    """A tool of tools/ (a Python script without the .py suffix) imported as the module `name`."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

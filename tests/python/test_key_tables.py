@@ -2,8 +2,6 @@
 `<!-- rollsim keys ... -->` line and `<!-- end rollsim keys -->` is exactly what that command prints (key, type,
 unit, default, allowed values, meaning), and every model's [parameters] and [initial] keys are in some table."""
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import shutil
@@ -17,11 +15,7 @@ TOOL = os.path.join(synth.TOOLS, "key-tables")
 
 
 def load_tool():
-    loader = importlib.machinery.SourceFileLoader("key_tables", TOOL)
-    spec = importlib.util.spec_from_loader("key_tables", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return synth.load_tool("key_tables", TOOL)
 
 
 def models():
