@@ -3,7 +3,7 @@
 # ROLLSIM_BINARY points at the built program for end-to-end tests.
 set(ROLLSIM_PYTHON /usr/bin/python3)
 set(ROLLSIM_PYTHON_TESTS h5_roundtrip rollsim_h5 plot figures docs_python h5tomat octave package formulations linear_sweep
-  key_tables peer_siconos contact_views roles animate)
+  key_tables peer_siconos contact_views roles animate bench_table)
 # The label python_tools marks the tests whose assertions are about the Python tools (tools/plot, tools/report,
 # tools/h5tomat, the rollsim package, the Siconos peer) or about the sources alone; the program only makes
 # their input files. tools/test-sanitize leaves them out under ASan (ctest -LE python_tools): they run in the
@@ -13,7 +13,7 @@ set(ROLLSIM_PYTHON_TESTS h5_roundtrip rollsim_h5 plot figures docs_python h5toma
 # writes or prints (h5_roundtrip, linear_sweep,
 # formulations, key_tables, faults, sweep) have no such label.
 set(ROLLSIM_PYTHON_TOOL_TESTS plot figures docs_python h5tomat octave package rollsim_h5 peer_siconos
-  contact_views roles animate)
+  contact_views roles animate bench_table)
 foreach(name ${ROLLSIM_PYTHON_TESTS})
   add_test(NAME python_${name}
     COMMAND ${ROLLSIM_PYTHON} -m unittest -v test_${name}
